@@ -1,0 +1,106 @@
+// swift-tools-version:6.0
+//
+// RMStore for Swift: App Store receipt toolkit (ASN.1, PKCS#7, verification) and the RMStore store API.
+// No outside packages: everything here builds with the Swift toolchain and the system OpenSSL 3.
+import PackageDescription
+
+/// Settings shared by every Swift target: Swift 6 mode is the package default; these add
+/// upcoming-feature checks that keep imports and existentials explicit.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "RMStore",
+    products: [
+        .library(name: "ASN1", targets: ["ASN1"]),
+        .library(name: "Receipts", targets: ["Receipts"]),
+        .library(name: "ReceiptCrypto", targets: ["ReceiptCrypto"]),
+        .library(name: "ReceiptVerification", targets: ["ReceiptVerification"]),
+        .library(name: "ReceiptSigning", targets: ["ReceiptSigning"]),
+        .library(name: "RMStore", targets: ["RMStore"]),
+        .library(name: "StoreTesting", targets: ["StoreTesting"]),
+        .library(name: "RMStoreVerifiers", targets: ["RMStoreVerifiers"]),
+        .library(name: "VerifyReceipt", targets: ["VerifyReceipt"]),
+        .executable(name: "receipt-tool", targets: ["receipt-tool"]),
+        .executable(name: "store-demo", targets: ["store-demo"]),
+        .executable(name: "Benchmarks", targets: ["Benchmarks"]),
+    ],
+    targets: [
+        // Pure Swift DER/BER reader and DER writer. No Foundation.
+        .target(name: "ASN1", swiftSettings: swiftSettings),
+        // Receipt models and parsers: PKCS#7 envelope, AppReceipt, InAppPurchase, dates, JSON.
+        .target(name: "Receipts", dependencies: ["ASN1"], swiftSettings: swiftSettings),
+        // OpenSSL 3 as a system library; shim.h wraps macro-only helpers.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // The only module that imports COpenSSL. No C type in its public API.
+        .target(name: "ReceiptCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        // Signature, chain and policy checks of receipts; returns verdicts.
+        .target(
+            name: "ReceiptVerification",
+            dependencies: ["ASN1", "Receipts", "ReceiptCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        // Builds and signs receipts (DER or Xcode-style BER) and test PKIs.
+        .target(name: "ReceiptSigning", dependencies: ["ASN1", "Receipts", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
+        .target(name: "RMStore", swiftSettings: swiftSettings),
+        // A simulated App Store implementing the store's protocols, signing receipts with a test PKI.
+        .target(
+            name: "StoreTesting",
+            dependencies: ["RMStore", "Receipts", "ReceiptSigning"],
+            swiftSettings: swiftSettings
+        ),
+        // Receipt verifiers that plug into the store.
+        .target(
+            name: "RMStoreVerifiers",
+            dependencies: ["RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            swiftSettings: swiftSettings
+        ),
+        // verifyReceipt JSON, status codes, the HTTP client and the local drop-in endpoint.
+        .target(
+            name: "VerifyReceipt",
+            dependencies: ["Receipts", "ReceiptVerification"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "receipt-tool",
+            dependencies: ["ASN1", "Receipts", "ReceiptVerification", "ReceiptSigning", "ReceiptCrypto", "VerifyReceipt"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "store-demo",
+            dependencies: ["RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
+            path: "Benchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(name: "ASN1Tests", dependencies: ["ASN1"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptsTests", dependencies: ["ASN1", "Receipts"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCryptoTests", dependencies: ["ReceiptCrypto"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptVerificationTests",
+            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RMStoreVerifiersTests",
+            dependencies: ["RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "VerifyReceiptTests",
+            dependencies: ["VerifyReceipt", "Receipts", "ReceiptVerification"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool"], swiftSettings: swiftSettings),
+    ]
+)

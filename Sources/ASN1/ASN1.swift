@@ -1,0 +1,1 @@
+// ASN1 module

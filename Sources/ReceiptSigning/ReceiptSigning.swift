@@ -1,0 +1,1 @@
+// ReceiptSigning module
