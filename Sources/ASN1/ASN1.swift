@@ -1,1 +1,0 @@
-// ASN1 module

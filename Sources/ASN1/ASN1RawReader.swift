@@ -1,0 +1,355 @@
+// The decoding core. Every reader in this module, and the receipt hot path in `Receipts`, runs on
+// these functions. They work on an `UnsafeRawBufferPointer` with explicit positions so that the hot
+// path costs no allocation and no reference counting per element. Safety rests on one rule, checked
+// everywhere below: a byte is read only after its position was compared with `end`, and `end` never
+// exceeds the buffer's count (established in `init`). The fuzz targets run these paths under
+// AddressSanitizer.
+
+/// One decoded element, as positions relative to the start of the reader's buffer.
+package struct ASN1RawElement: Sendable {
+    /// The element's identifier.
+    package var identifier: ASN1Identifier
+    /// Position of the first identifier octet.
+    package var start: Int
+    /// Position of the first content octet.
+    package var contentStart: Int
+    /// Position just after the last content octet (before the end-of-contents marker, if any).
+    package var contentEnd: Int
+    /// Position just after the whole element, including an end-of-contents marker.
+    package var end: Int
+
+    /// Whether the element used the BER indefinite length form.
+    @inlinable package var isIndefiniteLength: Bool { end != contentEnd }
+    /// Length of the identifier and length octets.
+    @inlinable package var headerLength: Int { contentStart - start }
+    /// Number of content octets.
+    @inlinable package var contentLength: Int { contentEnd - contentStart }
+}
+
+/// A cursor over a raw buffer: reads one element at a time, never allocates, and throws
+/// ``ASN1Error`` with absolute offsets on any malformed input.
+///
+/// The buffer must stay valid for the reader's whole life; use it only inside a `withUnsafeBytes`
+/// scope (the public ``ASN1Reader`` wraps it safely).
+package struct ASN1RawReader {
+    /// The whole buffer the positions refer to.
+    package let buffer: UnsafeRawBufferPointer
+    /// Absolute offset of `buffer[0]` in the original input, used for error offsets.
+    package let base: Int
+    /// Position of the next element.
+    package var position: Int
+    /// Position just after the last byte this reader may read.
+    package let end: Int
+    /// DER or BER.
+    package let rules: ASN1EncodingRules
+    /// Number of constructed elements this reader is inside.
+    package let depth: Int
+    /// Maximum depth a child reader may reach.
+    package let maximumDepth: Int
+
+    /// A reader over `buffer[position..<end]`. Positions outside the buffer are clamped, so a bad
+    /// caller-supplied range cannot lead to an out-of-bounds read.
+    @inlinable
+    package init(
+        buffer: UnsafeRawBufferPointer,
+        base: Int = 0,
+        position: Int = 0,
+        end: Int? = nil,
+        rules: ASN1EncodingRules,
+        depth: Int = 0,
+        maximumDepth: Int = ASN1Limits.default.maximumDepth
+    ) {
+        self.buffer = buffer
+        self.base = base
+        let limit = Swift.min(Swift.max(end ?? buffer.count, 0), buffer.count)
+        self.end = limit
+        self.position = Swift.min(Swift.max(position, 0), limit)
+        self.rules = rules
+        self.depth = depth
+        self.maximumDepth = maximumDepth
+    }
+
+    /// Whether every byte has been consumed.
+    @inlinable package var isAtEnd: Bool { position >= end }
+
+    /// The absolute offset of the next element.
+    @inlinable package var offset: Int { base + position }
+
+    /// The first identifier octet of the next element, or `nil` at the end.
+    @inlinable
+    package func peekFirstByte() -> UInt8? {
+        position < end ? buffer[position] : nil
+    }
+
+    /// Reads the identifier and length of the next element and returns the whole element,
+    /// advancing past it. For indefinite lengths (BER only) the content is scanned to its
+    /// end-of-contents marker, descending at most to ``maximumDepth``.
+    @inlinable
+    package mutating func readElement() throws(ASN1Error) -> ASN1RawElement {
+        let element = try ASN1RawReader.decodeElement(
+            buffer, at: position, end: end, base: base, rules: rules, depth: depth, maximumDepth: maximumDepth)
+        position = element.end
+        return element
+    }
+
+    /// Reads the next element and checks that its identifier is `expected`.
+    @inlinable
+    package mutating func readElement(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawElement {
+        let element = try ASN1RawReader.decodeElement(
+            buffer, at: position, end: end, base: base, rules: rules, depth: depth, maximumDepth: maximumDepth)
+        guard element.identifier == expected else {
+            throw ASN1Error.unexpected(element.identifier, expected: expected, at: base + position)
+        }
+        position = element.end
+        return element
+    }
+
+    /// Reads the next element if its identifier is `expected`; otherwise leaves the reader unchanged.
+    @inlinable
+    package mutating func readOptionalElement(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawElement? {
+        guard position < end else { return nil }
+        var copy = self
+        let element = try copy.readElement()
+        guard element.identifier == expected else { return nil }
+        self = copy
+        return element
+    }
+
+    /// A reader over the content of a constructed element read by this reader.
+    @inlinable
+    package func children(of element: ASN1RawElement) throws(ASN1Error) -> ASN1RawReader {
+        guard element.identifier.isConstructed else {
+            throw ASN1Error.make(
+                .invalidConstruction, base + element.start, "\(element.identifier) is primitive; expected constructed")
+        }
+        guard depth < maximumDepth else {
+            throw ASN1Error.make(.depthLimitExceeded, base + element.start, "nesting deeper than \(maximumDepth)")
+        }
+        return ASN1RawReader(
+            buffer: buffer, base: base, position: element.contentStart, end: element.contentEnd,
+            rules: rules, depth: depth + 1, maximumDepth: maximumDepth)
+    }
+
+    /// Reads a constructed element with identifier `expected` and returns a reader over its content.
+    @inlinable
+    package mutating func readConstructed(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawReader {
+        let element = try readElement(expected)
+        return try children(of: element)
+    }
+
+    /// Throws ``ASN1Error/Code/trailingBytes`` unless every byte has been consumed.
+    @inlinable
+    package func finish() throws(ASN1Error) {
+        guard position >= end else {
+            throw ASN1Error.make(.trailingBytes, base + position, "\(end - position) unexpected trailing bytes")
+        }
+    }
+
+    /// Reads a primitive element with identifier `expected` and returns its content range.
+    @inlinable
+    package mutating func readPrimitiveContent(_ expected: ASN1Identifier) throws(ASN1Error) -> Range<Int> {
+        let element = try readElement(expected)
+        return element.contentStart..<element.contentEnd
+    }
+
+    /// Reads an INTEGER (or the implicitly tagged `identifier`) into `T`, checking for overflow.
+    @inlinable
+    package mutating func readInteger<T: FixedWidthInteger>(
+        _: T.Type = T.self, identifier: ASN1Identifier = .integer
+    ) throws(ASN1Error) -> T {
+        let element = try readElement(identifier)
+        return try ASN1RawReader.decodeInteger(
+            buffer, element.contentStart..<element.contentEnd, base: base, rules: rules, at: base + element.start)
+    }
+
+    // MARK: - Core
+
+    /// Decodes one element header at `start` and finds its end. The single place that interprets
+    /// identifier and length octets.
+    @inlinable
+    package static func decodeElement(
+        _ buffer: UnsafeRawBufferPointer, at start: Int, end: Int, base: Int,
+        rules: ASN1EncodingRules, depth: Int, maximumDepth: Int
+    ) throws(ASN1Error) -> ASN1RawElement {
+        var p = start
+        guard p < end else {
+            throw ASN1Error.make(.truncated, base + start, "expected an element, found the end of the input")
+        }
+        let first = buffer[p]
+        p &+= 1
+        let identifier: ASN1Identifier
+        if first & 0x1F != 0x1F {
+            if first == 0 {
+                throw ASN1Error.make(.invalidTag, base + start, "end-of-contents marker where an element was expected")
+            }
+            identifier = ASN1Identifier(shortForm: first)
+        } else {
+            identifier = try decodeHighTag(buffer, first: first, at: &p, start: start, end: end, base: base)
+        }
+
+        guard p < end else {
+            throw ASN1Error.make(.truncated, base + start, "input ends before the length octets of \(identifier)")
+        }
+        let lengthByte = buffer[p]
+        p &+= 1
+        if lengthByte < 0x80 {
+            let length = Int(lengthByte)
+            guard length <= end &- p else {
+                throw truncatedContent(identifier, length: length, available: end &- p, at: base + start)
+            }
+            return ASN1RawElement(
+                identifier: identifier, start: start, contentStart: p, contentEnd: p &+ length, end: p &+ length)
+        }
+        if lengthByte == 0x80 {
+            return try decodeIndefinite(
+                buffer, identifier: identifier, start: start, contentStart: p, end: end, base: base,
+                rules: rules, depth: depth, maximumDepth: maximumDepth)
+        }
+        let length = try decodeLongLength(
+            buffer, lengthByte: lengthByte, at: &p, start: start, end: end, base: base, rules: rules)
+        guard length <= end &- p else {
+            throw truncatedContent(identifier, length: length, available: end &- p, at: base + start)
+        }
+        return ASN1RawElement(
+            identifier: identifier, start: start, contentStart: p, contentEnd: p &+ length, end: p &+ length)
+    }
+
+    @usableFromInline @inline(never)
+    static func truncatedContent(_ identifier: ASN1Identifier, length: Int, available: Int, at offset: Int) -> ASN1Error {
+        ASN1Error.make(
+            .truncated, offset, "\(identifier) declares \(length) content bytes but only \(available) remain")
+    }
+
+    @usableFromInline
+    static func decodeHighTag(
+        _ buffer: UnsafeRawBufferPointer, first: UInt8, at p: inout Int, start: Int, end: Int, base: Int
+    ) throws(ASN1Error) -> ASN1Identifier {
+        var number: UInt32 = 0
+        var octets = 0
+        while true {
+            guard p < end else {
+                throw ASN1Error.make(.truncated, base + start, "input ends inside a multi-byte tag")
+            }
+            let byte = buffer[p]
+            p += 1
+            if octets == 0 && byte == 0x80 {
+                throw ASN1Error.make(.invalidTag, base + start, "tag number has a superfluous leading octet")
+            }
+            octets += 1
+            guard octets <= 5, number <= UInt32.max >> 7 else {
+                throw ASN1Error.make(.invalidTag, base + start, "tag number too large")
+            }
+            number = number << 7 | UInt32(byte & 0x7F)
+            if byte & 0x80 == 0 { break }
+        }
+        guard number >= 31 else {
+            throw ASN1Error.make(.invalidTag, base + start, "tag number \(number) must use the single-octet form")
+        }
+        return ASN1Identifier(
+            tagClass: ASN1TagClass(rawValue: first >> 6) ?? .universal, tagNumber: number,
+            constructed: first & 0x20 != 0)
+    }
+
+    @usableFromInline
+    static func decodeLongLength(
+        _ buffer: UnsafeRawBufferPointer, lengthByte: UInt8, at p: inout Int, start: Int, end: Int, base: Int,
+        rules: ASN1EncodingRules
+    ) throws(ASN1Error) -> Int {
+        guard lengthByte != 0xFF else {
+            throw ASN1Error.make(.invalidLength, base + start, "reserved length octet 0xFF")
+        }
+        let count = Int(lengthByte & 0x7F)
+        guard count <= 8 else {
+            throw ASN1Error.make(.invalidLength, base + start, "length uses \(count) octets; at most 8 are supported")
+        }
+        guard count <= end &- p else {
+            throw ASN1Error.make(.truncated, base + start, "input ends inside the length octets")
+        }
+        var value: UInt64 = 0
+        for i in 0..<count {
+            value = value << 8 | UInt64(buffer[p &+ i])
+        }
+        if rules == .distinguished {
+            guard buffer[p] != 0, value >= 0x80 else {
+                throw ASN1Error.make(.invalidLength, base + start, "length is not minimally encoded (DER)")
+            }
+        }
+        p &+= count
+        guard value <= UInt64(Int.max) else {
+            throw ASN1Error.make(.invalidLength, base + start, "length \(value) does not fit in a signed 64-bit integer")
+        }
+        return Int(value)
+    }
+
+    @usableFromInline
+    static func decodeIndefinite(
+        _ buffer: UnsafeRawBufferPointer, identifier: ASN1Identifier, start: Int, contentStart: Int, end: Int,
+        base: Int, rules: ASN1EncodingRules, depth: Int, maximumDepth: Int
+    ) throws(ASN1Error) -> ASN1RawElement {
+        guard rules == .basic else {
+            throw ASN1Error.make(.indefiniteLength, base + start, "indefinite length is not allowed in DER")
+        }
+        guard identifier.isConstructed else {
+            throw ASN1Error.make(.indefiniteLength, base + start, "indefinite length on primitive \(identifier)")
+        }
+        guard depth < maximumDepth else {
+            throw ASN1Error.make(.depthLimitExceeded, base + start, "nesting deeper than \(maximumDepth)")
+        }
+        // Walk the children until the end-of-contents marker. Nested indefinite elements recurse
+        // through decodeElement, one level per nesting, bounded by maximumDepth.
+        var p = contentStart
+        while true {
+            guard p < end else {
+                throw ASN1Error.make(
+                    .missingEndOfContents, base + start, "\(identifier) with indefinite length has no end-of-contents marker")
+            }
+            if buffer[p] == 0 {
+                guard p &+ 1 < end else {
+                    throw ASN1Error.make(.missingEndOfContents, base + start, "input ends inside an end-of-contents marker")
+                }
+                guard buffer[p &+ 1] == 0 else {
+                    throw ASN1Error.make(.invalidTag, base + p, "malformed end-of-contents marker")
+                }
+                return ASN1RawElement(
+                    identifier: identifier, start: start, contentStart: contentStart, contentEnd: p, end: p &+ 2)
+            }
+            let child = try decodeElement(
+                buffer, at: p, end: end, base: base, rules: rules, depth: depth &+ 1, maximumDepth: maximumDepth)
+            p = child.end
+        }
+    }
+
+    /// Decodes the content octets `range` as a two's-complement integer of type `T`.
+    @inlinable
+    package static func decodeInteger<T: FixedWidthInteger>(
+        _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, base: Int, rules: ASN1EncodingRules, at offset: Int
+    ) throws(ASN1Error) -> T {
+        var s = range.lowerBound
+        let e = range.upperBound
+        guard s < e else { throw ASN1Error.make(.invalidInteger, offset, "INTEGER has no content octets") }
+        let negative = buffer[s] & 0x80 != 0
+        // Skip redundant sign octets (DER forbids them; BER tolerates them).
+        while e &- s >= 2 {
+            let a = buffer[s]
+            let b = buffer[s &+ 1]
+            guard (a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0) else { break }
+            if rules == .distinguished {
+                throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
+            }
+            s &+= 1
+        }
+        if !T.isSigned {
+            guard !negative else { throw ASN1Error.make(.integerOverflow, offset, "negative INTEGER for \(T.self)") }
+            if buffer[s] == 0 && e &- s >= 2 { s &+= 1 }
+        }
+        guard e &- s <= MemoryLayout<T>.size else {
+            throw ASN1Error.make(.integerOverflow, offset, "INTEGER of \(e - s) octets does not fit \(T.self)")
+        }
+        var value: T = negative ? ~0 : 0
+        while s < e {
+            value = value &<< 8 | T(truncatingIfNeeded: buffer[s])
+            s &+= 1
+        }
+        return value
+    }
+}

@@ -1,0 +1,207 @@
+/// A small DER (and, where asked, BER) encoder that appends to one growing buffer.
+///
+/// Constructed elements are written with a closure; their length is filled in when the closure
+/// returns. ``appendIndefinite(_:_:)`` and ``appendOctetString(_:segmentSize:)`` produce the BER
+/// forms Apple's Xcode receipts use (indefinite lengths, segmented OCTET STRING), so tests and the
+/// receipt builder can produce both layouts from one description.
+///
+/// ```swift
+/// var writer = DERWriter()
+/// writer.appendSequence { w in
+///     w.appendInteger(1)
+///     w.appendUTF8String("com.example.app")
+/// }
+/// let bytes = writer.bytes
+/// ```
+public struct DERWriter: Sendable {
+    /// Everything written so far.
+    public private(set) var bytes: [UInt8]
+
+    /// An empty writer; `capacity` reserves room up front.
+    public init(capacity: Int = 0) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends identifier octets.
+    public mutating func appendIdentifier(_ identifier: ASN1Identifier) {
+        if let byte = identifier.shortFormByte {
+            bytes.append(byte)
+            return
+        }
+        bytes.append(identifier.tagClass.rawValue << 6 | (identifier.isConstructed ? 0x20 : 0) | 0x1F)
+        var groups: [UInt8] = []
+        var n = identifier.tagNumber
+        repeat {
+            groups.append(UInt8(n & 0x7F))
+            n >>= 7
+        } while n != 0
+        for (i, g) in groups.reversed().enumerated() {
+            bytes.append(i == groups.count - 1 ? g : g | 0x80)
+        }
+    }
+
+    /// The minimal DER length octets for `length`.
+    public static func lengthOctets(_ length: Int) -> [UInt8] {
+        if length < 0x80 { return [UInt8(length)] }
+        var octets: [UInt8] = []
+        var n = UInt64(length)
+        while n != 0 {
+            octets.insert(UInt8(n & 0xFF), at: 0)
+            n >>= 8
+        }
+        return [0x80 | UInt8(octets.count)] + octets
+    }
+
+    /// Appends a complete element with the given content octets.
+    public mutating func append(_ identifier: ASN1Identifier, content: some Collection<UInt8>) {
+        appendIdentifier(identifier)
+        bytes.append(contentsOf: DERWriter.lengthOctets(content.count))
+        bytes.append(contentsOf: content)
+    }
+
+    /// Appends already-encoded elements verbatim.
+    public mutating func appendEncoded(_ encoded: some Collection<UInt8>) {
+        bytes.append(contentsOf: encoded)
+    }
+
+    /// Appends a constructed element whose children `body` writes (definite length).
+    public mutating func appendConstructed<E: Error>(
+        _ identifier: ASN1Identifier, _ body: (inout DERWriter) throws(E) -> Void
+    ) throws(E) {
+        appendIdentifier(identifier.asConstructed)
+        let contentStart = bytes.count
+        try body(&self)
+        let length = bytes.count - contentStart
+        bytes.insert(contentsOf: DERWriter.lengthOctets(length), at: contentStart)
+    }
+
+    /// Appends a SEQUENCE.
+    public mutating func appendSequence<E: Error>(_ body: (inout DERWriter) throws(E) -> Void) throws(E) {
+        try appendConstructed(.sequence, body)
+    }
+
+    /// Appends a SET whose elements are sorted by their encodings, as DER requires for SET OF.
+    public mutating func appendSetOf<E: Error>(_ body: (inout DERWriter) throws(E) -> Void) throws(E) {
+        var inner = DERWriter()
+        try body(&inner)
+        let elements = DERWriter.splitElements(inner.bytes).sorted { $0.lexicographicallyPrecedes($1) }
+        append(.set, content: elements.joined())
+    }
+
+    /// Appends a SET keeping the order `body` wrote (allowed in BER; Xcode receipts do this).
+    public mutating func appendUnsortedSet<E: Error>(_ body: (inout DERWriter) throws(E) -> Void) throws(E) {
+        try appendConstructed(.set, body)
+    }
+
+    /// Appends a constructed element with the BER indefinite length form and an end-of-contents marker.
+    public mutating func appendIndefinite<E: Error>(
+        _ identifier: ASN1Identifier, _ body: (inout DERWriter) throws(E) -> Void
+    ) throws(E) {
+        appendIdentifier(identifier.asConstructed)
+        bytes.append(0x80)
+        try body(&self)
+        bytes.append(contentsOf: [0, 0])
+    }
+
+    /// Appends an INTEGER with the minimal two's-complement encoding of `value`.
+    public mutating func appendInteger<T: FixedWidthInteger>(_ value: T, identifier: ASN1Identifier = .integer) {
+        var octets: [UInt8] = []
+        var v = value
+        for _ in 0..<MemoryLayout<T>.size {
+            octets.insert(UInt8(truncatingIfNeeded: v), at: 0)
+            v = v >> 8
+        }
+        if !T.isSigned && (octets.first ?? 0) & 0x80 != 0 { octets.insert(0, at: 0) }
+        while octets.count >= 2,
+            (octets[0] == 0 && octets[1] & 0x80 == 0) || (octets[0] == 0xFF && octets[1] & 0x80 != 0)
+        {
+            octets.removeFirst()
+        }
+        append(identifier, content: octets)
+    }
+
+    /// Appends an INTEGER from big-endian magnitude octets of a non-negative number (leading zeros
+    /// are removed and a zero octet is added when the top bit is set).
+    public mutating func appendUnsignedInteger(bytes magnitude: some Collection<UInt8>) {
+        var octets = Array(magnitude.drop { $0 == 0 })
+        if octets.isEmpty || octets[0] & 0x80 != 0 { octets.insert(0, at: 0) }
+        append(.integer, content: octets)
+    }
+
+    /// Appends a BOOLEAN (`FF` for true).
+    public mutating func appendBoolean(_ value: Bool) { append(.boolean, content: [value ? 0xFF : 0x00]) }
+
+    /// Appends a NULL.
+    public mutating func appendNull() { append(.null, content: EmptyCollection()) }
+
+    /// Appends an OBJECT IDENTIFIER.
+    public mutating func appendObjectIdentifier(_ oid: ASN1ObjectIdentifier) {
+        append(.objectIdentifier, content: oid.encodedContent)
+    }
+
+    /// Appends an OCTET STRING. With `segmentSize`, writes the BER constructed form: an
+    /// indefinite-length OCTET STRING holding primitive segments of at most that many octets.
+    public mutating func appendOctetString(_ octets: some Collection<UInt8>, segmentSize: Int? = nil) {
+        guard let size = segmentSize, size > 0 else {
+            append(.octetString, content: octets)
+            return
+        }
+        appendIdentifier(ASN1Identifier.octetString.asConstructed)
+        bytes.append(0x80)
+        var rest = octets[...]
+        repeat {
+            let chunk = rest.prefix(size)
+            append(.octetString, content: chunk)
+            rest = rest.dropFirst(chunk.count)
+        } while !rest.isEmpty
+        bytes.append(contentsOf: [0, 0])
+    }
+
+    /// Appends a UTF8String.
+    public mutating func appendUTF8String(_ string: String) { append(.utf8String, content: Array(string.utf8)) }
+
+    /// Appends an IA5String (the caller supplies ASCII).
+    public mutating func appendIA5String(_ string: String) { append(.ia5String, content: Array(string.utf8)) }
+
+    /// Appends a PrintableString (the caller supplies its character set).
+    public mutating func appendPrintableString(_ string: String) {
+        append(.printableString, content: Array(string.utf8))
+    }
+
+    /// Appends a BIT STRING.
+    public mutating func appendBitString(_ octets: some Collection<UInt8>, unusedBits: UInt8 = 0) {
+        append(.bitString, content: [unusedBits] + Array(octets))
+    }
+
+    /// Appends a UTCTime (`YYMMDDhhmmssZ`) for an instant between 1950 and 2049.
+    public mutating func appendUTCTime(secondsSince1970 seconds: Int64) {
+        let iso = CivilCalendar.iso8601(secondsSince1970: seconds)
+        let digits = iso.utf8.filter { $0 >= 0x30 && $0 <= 0x39 }
+        append(.utcTime, content: Array(digits.dropFirst(2)) + [0x5A])
+    }
+
+    /// Appends a GeneralizedTime (`YYYYMMDDhhmmssZ`).
+    public mutating func appendGeneralizedTime(secondsSince1970 seconds: Int64) {
+        let iso = CivilCalendar.iso8601(secondsSince1970: seconds)
+        let digits = iso.utf8.filter { $0 >= 0x30 && $0 <= 0x39 }
+        append(.generalizedTime, content: Array(digits) + [0x5A])
+    }
+
+    /// Splits a concatenation of well-formed definite-length elements (written by this writer).
+    static func splitElements(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+        var result: [ArraySlice<UInt8>] = []
+        bytes.withUnsafeBytes { buffer in
+            var reader = ASN1RawReader(buffer: buffer, rules: .basic)
+            while !reader.isAtEnd {
+                guard let element = try? reader.readElement() else {
+                    // Not well-formed (appended verbatim by the caller): keep it as one unit.
+                    result.append(bytes[reader.position...])
+                    return
+                }
+                result.append(bytes[element.start..<element.end])
+            }
+        }
+        return result
+    }
+}
