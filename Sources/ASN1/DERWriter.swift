@@ -205,3 +205,30 @@ public struct DERWriter: Sendable {
         return result
     }
 }
+
+extension DERWriter {
+    /// Appends `element` re-encoded canonically: definite lengths, segmented strings joined into
+    /// one primitive string, and (with `sortingSets`) the elements of every SET sorted as DER
+    /// requires. Content inside OCTET STRINGs is copied as is.
+    public mutating func appendCanonical(_ element: ASN1Element, sortingSets: Bool = true) throws(ASN1Error) {
+        let id = element.identifier
+        let isString = id.tagClass == .universal && [3, 4, 12, 19, 20, 22, 26, 30].contains(id.tagNumber)
+        if id.isConstructed && isString {
+            append(ASN1Identifier(tagClass: id.tagClass, tagNumber: id.tagNumber, constructed: false), content: try element.octets())
+            return
+        }
+        guard id.isConstructed else {
+            append(id, content: element.content)
+            return
+        }
+        var children = try element.children()
+        var encoded: [[UInt8]] = []
+        while !children.isAtEnd {
+            var child = DERWriter()
+            try child.appendCanonical(try children.readElement(), sortingSets: sortingSets)
+            encoded.append(child.bytes)
+        }
+        if sortingSets && id == .set { encoded.sort { $0.lexicographicallyPrecedes($1) } }
+        append(id, content: encoded.joined())
+    }
+}

@@ -49,6 +49,14 @@ public struct AppReceipt: Sendable {
     /// 17: the in-app purchase records, in receipt order.
     public var inAppPurchases: [InAppPurchase] = []
 
+    /// Versions of modelled attributes whose version number is not 1 (for example attribute 4 has
+    /// version 2 in App Store receipts), keyed by attribute type, so re-encoding loses nothing.
+    public var attributeVersions: [Int: Int] = [:]
+
+    /// Date attributes present with an empty string (type 8 in sandbox receipts), which the
+    /// date properties report as `nil`; kept so re-encoding distinguishes empty from absent.
+    public var emptyDateAttributeTypes: Set<Int> = []
+
     var unknown: UnknownAttributes = .none
 
     /// Attributes whose type is not modelled above (6, 7, 9, 11, 14, 20… in real receipts), kept as encoded.
@@ -130,5 +138,6 @@ extension AppReceipt: Equatable {
             && lhs.originalPurchaseDate == rhs.originalPurchaseDate && lhs.originalAppVersion == rhs.originalAppVersion
             && lhs.expirationDate == rhs.expirationDate && lhs.undocumentedInteger25 == rhs.undocumentedInteger25
             && lhs.inAppPurchases == rhs.inAppPurchases && lhs.unknownAttributes == rhs.unknownAttributes
+            && lhs.attributeVersions == rhs.attributeVersions && lhs.emptyDateAttributeTypes == rhs.emptyDateAttributeTypes
     }
 }

@@ -107,10 +107,14 @@ struct AppReceiptParser {
             return String(decoding: UnsafeBufferPointer(rebasing: typed[range]), as: UTF8.self)
         }
 
-        func date(_ attribute: Attribute) throws(ReceiptError) -> Date? {
+        /// A date, or `nil` for an empty string (whose type is then recorded in `empty`).
+        func date(_ attribute: Attribute, empty: inout Set<Int>) throws(ReceiptError) -> Date? {
             let range = try stringRange(attribute)
-            return try ReceiptDate.milliseconds(raw, range, offset: base + attribute.start, attribute: attribute.type)
-                .map(ReceiptDate.date(milliseconds:))
+            guard let ms = try ReceiptDate.milliseconds(raw, range, offset: base + attribute.start, attribute: attribute.type) else {
+                empty.insert(attribute.type)
+                return nil
+            }
+            return ReceiptDate.date(milliseconds: ms)
         }
 
         func bytes(_ attribute: Attribute) -> [UInt8] {
@@ -198,7 +202,9 @@ struct AppReceiptParser {
         var set = try openSet(c, start: 0, end: c.raw.count, depth: 0)
         var receipt = AppReceipt()
         var seen: UInt64 = 0
-        let unknownStart = unknown.count
+        // In-app records append their unknown attributes to `unknown` while this loop runs, so the
+        // receipt's own unknown attributes are collected apart and appended at the end.
+        var topLevelUnknown: [ReceiptStorage.RawAttribute] = []
         while !set.isAtEnd {
             let a = try nextAttribute(&set, c)
             if a.type >= 0 && a.type < 64 && a.type != 17 {
@@ -208,6 +214,7 @@ struct AppReceiptParser {
                         throw c.fail(.duplicateAttribute, a, "attribute \(a.type) occurs more than once")
                     }
                     seen |= bit
+                    if a.version != 1 { receipt.attributeVersions[a.type] = a.version }
                 }
             }
             switch a.type {
@@ -219,25 +226,30 @@ struct AppReceiptParser {
             case 3: receipt.appVersion = try c.string(a)
             case 4: receipt.opaqueValue = c.bytes(a)
             case 5: receipt.sha1Hash = c.bytes(a)
-            case 8: receipt.undocumentedDate8 = try c.date(a)
+            case 8: receipt.undocumentedDate8 = try c.date(a, empty: &receipt.emptyDateAttributeTypes)
             case 10: receipt.ageRating = try c.string(a)
-            case 12: receipt.creationDate = try c.date(a)
+            case 12: receipt.creationDate = try c.date(a, empty: &receipt.emptyDateAttributeTypes)
             case 13: receipt.undocumentedInteger13 = try c.integer(a)
             case 15: receipt.downloadID = try c.integer(a)
             case 16: receipt.versionExternalIdentifier = try c.integer(a)
             case 17:
+                if a.version != 1 { receipt.attributeVersions[17] = a.version }
                 guard receipt.inAppPurchases.count < limits.maximumInAppPurchases else {
                     throw c.fail(.limitExceeded, a, "more than \(limits.maximumInAppPurchases) in-app purchases")
                 }
                 receipt.inAppPurchases.append(try parsePurchase(a, c))
-            case 18: receipt.originalPurchaseDate = try c.date(a)
+            case 18: receipt.originalPurchaseDate = try c.date(a, empty: &receipt.emptyDateAttributeTypes)
             case 19: receipt.originalAppVersion = try c.string(a)
-            case 21: receipt.expirationDate = try c.date(a)
+            case 21: receipt.expirationDate = try c.date(a, empty: &receipt.emptyDateAttributeTypes)
             case 25: receipt.undocumentedInteger25 = try c.integer(a)
-            default: unknown.append(ReceiptStorage.RawAttribute(type: a.type, version: a.version, value: a.value))
+            default: topLevelUnknown.append(ReceiptStorage.RawAttribute(type: a.type, version: a.version, value: a.value))
             }
         }
-        if unknown.count > unknownStart { receipt.unknown = .pending(unknownStart..<unknown.count) }
+        if !topLevelUnknown.isEmpty {
+            let start = unknown.count
+            unknown.append(contentsOf: topLevelUnknown)
+            receipt.unknown = .pending(start..<unknown.count)
+        }
         return receipt
     }
 
@@ -256,19 +268,20 @@ struct AppReceiptParser {
                         throw c.fail(.duplicateAttribute, a, "in-app attribute \(a.type) occurs more than once")
                     }
                     seen |= bit
+                    if a.version != 1 { purchase.attributeVersions[a.type] = a.version }
                 }
             }
             switch a.type {
             case 1701: purchase.quantity = try c.integer(a)
             case 1702: purchase.productIdentifier = try c.string(a)
             case 1703: purchase.transactionIdentifier = try c.string(a)
-            case 1704: purchase.purchaseDate = try c.date(a)
+            case 1704: purchase.purchaseDate = try c.date(a, empty: &purchase.emptyDateAttributeTypes)
             case 1705: purchase.originalTransactionIdentifier = try c.string(a)
-            case 1706: purchase.originalPurchaseDate = try c.date(a)
+            case 1706: purchase.originalPurchaseDate = try c.date(a, empty: &purchase.emptyDateAttributeTypes)
             case 1707: purchase.productType = InAppPurchase.ProductType(rawValue: try c.integer(a))
-            case 1708: purchase.subscriptionExpirationDate = try c.date(a)
+            case 1708: purchase.subscriptionExpirationDate = try c.date(a, empty: &purchase.emptyDateAttributeTypes)
             case 1711: purchase.webOrderLineItemID = try c.integer(a)
-            case 1712: purchase.cancellationDate = try c.date(a)
+            case 1712: purchase.cancellationDate = try c.date(a, empty: &purchase.emptyDateAttributeTypes)
             case 1713: purchase.isTrialPeriod = try c.boolean(a)
             case 1719: purchase.isInIntroOfferPeriod = try c.boolean(a)
             case 1721: purchase.promotionalOfferIdentifier = try c.string(a)

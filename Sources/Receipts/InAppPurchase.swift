@@ -54,6 +54,13 @@ public struct InAppPurchase: Sendable {
     /// 1722 (undocumented integer, in receipts since 2023).
     public var undocumentedInteger1722: Int64?
 
+    /// Versions of modelled attributes whose version number is not 1, keyed by attribute type.
+    public var attributeVersions: [Int: Int] = [:]
+
+    /// Date attributes present with an empty string (1708 and 1712 in most App Store records),
+    /// reported as `nil` by the date properties; kept so re-encoding distinguishes empty from absent.
+    public var emptyDateAttributeTypes: Set<Int> = []
+
     var unknown: UnknownAttributes = .none
 
     /// Attributes of this record whose type is not modelled above (1709, 1710, 1714–1718 in real
@@ -90,6 +97,7 @@ extension InAppPurchase: Equatable {
             && lhs.isTrialPeriod == rhs.isTrialPeriod && lhs.isInIntroOfferPeriod == rhs.isInIntroOfferPeriod
             && lhs.promotionalOfferIdentifier == rhs.promotionalOfferIdentifier
             && lhs.undocumentedInteger1722 == rhs.undocumentedInteger1722
-            && lhs.unknownAttributes == rhs.unknownAttributes
+            && lhs.unknownAttributes == rhs.unknownAttributes && lhs.attributeVersions == rhs.attributeVersions
+            && lhs.emptyDateAttributeTypes == rhs.emptyDateAttributeTypes
     }
 }

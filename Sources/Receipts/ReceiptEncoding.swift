@@ -1,0 +1,172 @@
+import ASN1
+public import FoundationEssentials
+
+/// How ``AppReceipt/encodedPayload(options:)`` lays out a payload.
+public struct ReceiptEncodingOptions: Sendable {
+    /// How dates are written.
+    public enum DateStyle: Sendable, Hashable {
+        /// `2020-07-14T19:36:40Z` (App Store receipts).
+        case utc
+        /// Local time with a `±hhmm` offset, for example `2021-04-03T22:38:45+0300` (older Xcode receipts).
+        case offset(minutes: Int)
+    }
+
+    /// Sort attribute SETs by encoding as DER requires (App Store receipts); `false` keeps model
+    /// order, as Xcode receipts do.
+    public var sortAttributes: Bool
+    /// How dates are written.
+    public var dateStyle: DateStyle
+    /// Write an empty string for absent expiration and cancellation dates (1708, 1712) of in-app
+    /// records, as real App Store receipts do.
+    public var emptyStringsForAbsentDates: Bool
+
+    /// Creates options; the defaults match App Store receipts.
+    public init(sortAttributes: Bool = true, dateStyle: DateStyle = .utc, emptyStringsForAbsentDates: Bool = false) {
+        self.sortAttributes = sortAttributes
+        self.dateStyle = dateStyle
+        self.emptyStringsForAbsentDates = emptyStringsForAbsentDates
+    }
+
+    /// App Store layout: sorted SETs, UTC dates.
+    public static let appStore = ReceiptEncodingOptions()
+    /// Xcode layout: receipt order, dates with a `+hhmm` offset.
+    public static let xcode = ReceiptEncodingOptions(sortAttributes: false, dateStyle: .offset(minutes: 60))
+}
+
+extension ReceiptDate {
+    /// A date as receipts store it, in the given style.
+    public static func receiptString(_ date: Date, style: ReceiptEncodingOptions.DateStyle) -> String {
+        switch style {
+        case .utc:
+            return rfc3339(date)
+        case .offset(let minutes):
+            let local = date.addingTimeInterval(TimeInterval(minutes * 60))
+            let text = String(rfc3339(local).dropLast())
+            let sign = minutes < 0 ? "-" : "+"
+            let magnitude = abs(minutes)
+            return text + sign + pad(magnitude / 60, 2) + pad(magnitude % 60, 2)
+        }
+    }
+}
+
+extension AppReceipt {
+    /// Encodes the receipt's attributes as a payload (a DER SET of attribute SEQUENCEs), the bytes a
+    /// PKCS#7 envelope signs. Parsing the result gives back an equal receipt.
+    public func encodedPayload(options: ReceiptEncodingOptions = .appStore) -> [UInt8] {
+        var encoder = PayloadEncoder(options: options)
+        return encoder.encode(self)
+    }
+}
+
+struct PayloadEncoder {
+    let options: ReceiptEncodingOptions
+
+    struct Entry {
+        let type: Int
+        let version: Int
+        let value: [UInt8]
+    }
+
+    mutating func encode(_ receipt: AppReceipt) -> [UInt8] {
+        var entries: [Entry] = []
+        let v = receipt.attributeVersions
+        let emptyDates = receipt.emptyDateAttributeTypes
+        func add(_ type: Int, _ value: [UInt8]?) {
+            if let value = value ?? (emptyDates.contains(type) ? ia5("") : nil) {
+                entries.append(Entry(type: type, version: v[type] ?? 1, value: value))
+            }
+        }
+        add(0, receipt.receiptType.map(utf8))
+        add(1, receipt.appItemID.map(integer))
+        add(2, receipt.bundleIdentifierData ?? receipt.bundleIdentifier.map(utf8))
+        add(3, receipt.appVersion.map(utf8))
+        add(4, receipt.opaqueValue)
+        add(5, receipt.sha1Hash)
+        add(8, receipt.undocumentedDate8.map(date))
+        add(10, receipt.ageRating.map(ia5))  // Apple writes the age rating as an IA5String
+        add(12, receipt.creationDate.map(date))
+        add(13, receipt.undocumentedInteger13.map(integer))
+        add(15, receipt.downloadID.map(integer))
+        add(16, receipt.versionExternalIdentifier.map(integer))
+        add(18, receipt.originalPurchaseDate.map(date))
+        add(19, receipt.originalAppVersion.map(utf8))
+        add(21, receipt.expirationDate.map(date))
+        add(25, receipt.undocumentedInteger25.map(integer))
+        for attribute in receipt.unknownAttributes {
+            entries.append(Entry(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
+        }
+        for purchase in receipt.inAppPurchases {
+            entries.append(Entry(type: 17, version: v[17] ?? 1, value: encode(purchase)))
+        }
+        return set(entries)
+    }
+
+    func encode(_ purchase: InAppPurchase) -> [UInt8] {
+        var entries: [Entry] = []
+        let v = purchase.attributeVersions
+        let emptyDates = purchase.emptyDateAttributeTypes
+        func add(_ type: Int, _ value: [UInt8]?) {
+            if let value = value ?? (emptyDates.contains(type) ? ia5("") : nil) {
+                entries.append(Entry(type: type, version: v[type] ?? 1, value: value))
+            }
+        }
+        let empty = options.emptyStringsForAbsentDates ? ia5("") : nil
+        add(1701, purchase.quantity.map(integer))
+        add(1702, purchase.productIdentifier.map(utf8))
+        add(1703, purchase.transactionIdentifier.map(utf8))
+        add(1704, purchase.purchaseDate.map(date))
+        add(1705, purchase.originalTransactionIdentifier.map(utf8))
+        add(1706, purchase.originalPurchaseDate.map(date))
+        add(1707, purchase.productType.map { integer($0.rawValue) })
+        add(1708, purchase.subscriptionExpirationDate.map(date) ?? empty)
+        add(1711, purchase.webOrderLineItemID.map(integer))
+        add(1712, purchase.cancellationDate.map(date) ?? empty)
+        add(1713, purchase.isTrialPeriod.map { integer($0 ? 1 : 0) })
+        add(1719, purchase.isInIntroOfferPeriod.map { integer($0 ? 1 : 0) })
+        add(1721, purchase.promotionalOfferIdentifier.map(utf8))
+        add(1722, purchase.undocumentedInteger1722.map(integer))
+        for attribute in purchase.unknownAttributes {
+            entries.append(Entry(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
+        }
+        return set(entries)
+    }
+
+    func set(_ entries: [Entry]) -> [UInt8] {
+        var writer = DERWriter()
+        let body: (inout DERWriter) -> Void = { w in
+            for entry in entries {
+                w.appendSequence { s in
+                    s.appendInteger(Int64(entry.type))
+                    s.appendInteger(Int64(entry.version))
+                    s.appendOctetString(entry.value)
+                }
+            }
+        }
+        if options.sortAttributes {
+            writer.appendSetOf(body)
+        } else {
+            writer.appendUnsortedSet(body)
+        }
+        return writer.bytes
+    }
+
+    func utf8(_ text: String) -> [UInt8] {
+        var writer = DERWriter()
+        writer.appendUTF8String(text)
+        return writer.bytes
+    }
+
+    func ia5(_ text: String) -> [UInt8] {
+        var writer = DERWriter()
+        writer.appendIA5String(text)
+        return writer.bytes
+    }
+
+    func integer(_ value: Int64) -> [UInt8] {
+        var writer = DERWriter()
+        writer.appendInteger(value)
+        return writer.bytes
+    }
+
+    func date(_ value: Date) -> [UInt8] { ia5(ReceiptDate.receiptString(value, style: options.dateStyle)) }
+}
