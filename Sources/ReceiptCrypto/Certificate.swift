@@ -78,12 +78,16 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Loads certificates from bytes that are either one DER certificate or PEM text with one or
-    /// more `CERTIFICATE` blocks (other PEM block types are skipped).
+    /// more `CERTIFICATE` blocks (other PEM block types and text between blocks are skipped).
+    ///
+    /// Bytes that start with a SEQUENCE tag (`0x30`) are DER; anything else is read as PEM text.
+    /// OpenSSL's PEM reader requires each `-----BEGIN` marker to start a line.
     ///
     /// - Throws: ``CryptoError/Code/emptyInput`` if no certificate is found, otherwise the errors of
     ///   ``init(derEncoded:)``.
     public static func load(_ bytes: [UInt8]) throws(CryptoError) -> [Certificate] {
-        if looksLikePEM(bytes) {
+        guard let first = bytes.first else { throw .plain(.emptyInput, "no certificate bytes") }
+        if first != 0x30 {
             let certificates = try loadPEM(bytes)
             guard !certificates.isEmpty else { throw .plain(.emptyInput, "no PEM CERTIFICATE block found") }
             return certificates
@@ -251,35 +255,31 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         return result == 1
     }
 
-    /// Whether `date` lies within `notBefore...notAfter`. Informational; ``TrustStore`` performs
-    /// the authoritative check.
+    /// Whether `date` lies within `notBefore...notAfter` (both inclusive, as RFC 5280 defines).
+    /// Informational; ``TrustStore`` performs the authoritative check, in which OpenSSL already
+    /// counts the `notAfter` second itself as expired.
     public func isWithinValidityPeriod(at date: Date) -> Bool {
         notBefore <= date && date <= notAfter
     }
 
     // MARK: Hashable, description
 
+    /// Certificates are equal when their DER encodings are equal.
     public static func == (lhs: Certificate, rhs: Certificate) -> Bool {
         lhs.derEncoded == rhs.derEncoded
     }
 
+    /// Hashes the DER encoding.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(derEncoded)
     }
 
+    /// A one-line rendering for logs.
     public var description: String {
         "Certificate(subject: \(subject), issuer: \(issuer), serial: \(serialNumberHex))"
     }
 
     // MARK: PEM
-
-    private static func looksLikePEM(_ bytes: [UInt8]) -> Bool {
-        let marker = Array("-----BEGIN".utf8)
-        guard let start = bytes.firstIndex(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) else {
-            return false
-        }
-        return bytes[start...].starts(with: marker)
-    }
 
     private static func loadPEM(_ bytes: [UInt8]) throws(CryptoError) -> [Certificate] {
         try withReadOnlyBIO(bytes) { bio throws(CryptoError) in
@@ -413,6 +413,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
         components.reversed().map { "\($0.shortName)=\(Self.escape($0.value))" }.joined(separator: ",")
     }
 
+    /// A one-line rendering for logs.
     public var description: String { rfc2253String }
 
     private static func escape(_ value: String) -> String {
@@ -437,8 +438,10 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
 
 /// The bits of the X.509 keyUsage extension (RFC 5280 section 4.2.1.3).
 public struct KeyUsage: OptionSet, Sendable, Hashable {
+    /// Bit n set means RFC 5280 keyUsage bit n is set.
     public let rawValue: UInt16
 
+    /// Creates a set from raw bits (bit n = RFC 5280 keyUsage bit n).
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// digitalSignature (bit 0).

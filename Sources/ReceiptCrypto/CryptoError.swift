@@ -34,14 +34,17 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
         self.line = line
     }
 
+    /// Errors are equal when their codes are equal.
     public static func == (lhs: CryptoError, rhs: CryptoError) -> Bool {
         lhs.code == rhs.code
     }
 
+    /// Hashes the code only.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
     }
 
+    /// A one-line rendering for logs.
     public var description: String {
         var text = "CryptoError.\(code): \(reason)"
         if !openSSLErrors.isEmpty {
@@ -63,6 +66,7 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
             self.reason = reason
         }
 
+        /// A one-line rendering for logs.
         public var description: String { "\(library): \(reason)" }
     }
 
@@ -100,6 +104,7 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
         /// OpenSSL could not allocate an object.
         public static let resourceExhausted = Code(.resourceExhausted)
 
+        /// A one-line rendering for logs.
         public var description: String {
             switch backing {
             case .malformedInput: "malformedInput"

@@ -55,6 +55,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStr
         }
     }
 
+    /// A one-line rendering for logs.
     public var description: String { rawValue }
 
     /// OpenSSL's fetch name.
@@ -158,6 +159,7 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A one-line rendering for logs.
     public var description: String {
         switch self {
         case .rsaPKCS1v15(nil): "rsaEncryption"

@@ -58,6 +58,7 @@ public struct PublicKey: Sendable, Hashable, CustomStringConvertible {
         /// Any other key type, with OpenSSL's name for it. Such keys never verify.
         case other(String)
 
+        /// A one-line rendering for logs.
         public var description: String {
             switch self {
             case .rsa(let bits): "RSA-\(bits)"
@@ -157,14 +158,17 @@ public struct PublicKey: Sendable, Hashable, CustomStringConvertible {
         return result == 1
     }
 
+    /// Keys are equal when their SubjectPublicKeyInfo encodings are equal.
     public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
         lhs.derEncoded == rhs.derEncoded
     }
 
+    /// Hashes the DER encoding.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(derEncoded)
     }
 
+    /// A one-line rendering for logs.
     public var description: String { "PublicKey(\(kind))" }
 }
 
@@ -318,5 +322,6 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
         return signature
     }
 
+    /// A one-line rendering for logs.
     public var description: String { "PrivateKey(\(kind))" }
 }

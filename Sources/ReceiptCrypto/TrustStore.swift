@@ -14,6 +14,11 @@ public import Foundation
 /// (`X509_VERIFY_PARAM_set_time`), purpose "any" (Apple's receipt-signing leaves carry no S/MIME
 /// extended key usage), and a maximum of ``maximumIntermediates`` intermediates. Revocation is not
 /// checked.
+///
+/// Validity bounds follow OpenSSL, not RFC 5280 to the letter: a certificate is valid from its
+/// `notBefore` second inclusive up to, but excluding, its `notAfter` second (OpenSSL's
+/// `X509_cmp_time` treats "equal" as "earlier"). RFC 5280 calls `notAfter` inclusive; the
+/// difference is one second.
 public struct TrustStore: Sendable {
     /// The trust anchors, without duplicates, in the order given.
     public let anchors: [Certificate]
@@ -234,6 +239,7 @@ public struct ChainValidationFailure: Error, Sendable, Hashable, CustomStringCon
             }
         }
 
+        /// A one-line rendering for logs.
         public var description: String {
             switch self {
             case .expired: "expired"
@@ -275,6 +281,7 @@ public struct ChainValidationFailure: Error, Sendable, Hashable, CustomStringCon
         self.message = message
     }
 
+    /// A one-line rendering for logs.
     public var description: String {
         var text = "\(reason)"
         if let depth { text += " at depth \(depth)" }
