@@ -57,9 +57,11 @@ final class AnchorStore {
         X509_VERIFY_PARAM_set_time(parameters, time_t(seconds))
         _ = X509_VERIFY_PARAM_clear_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN))
         X509_VERIFY_PARAM_set_depth(parameters, 8)
-        // PKCS7_verify calls X509_STORE_CTX_set_default(ctx, "smime_sign"), which would demand the
-        // S/MIME extended key usage that Apple's receipt leaves lack. A purpose set on the store is
-        // inherited first and wins over that default.
+        // PKCS7_verify calls X509_STORE_CTX_set_default(ctx, "smime_sign"), whose purpose check
+        // rejects a signer whose extendedKeyUsage lacks emailProtection (or whose keyUsage lacks
+        // digitalSignature and nonRepudiation). Apple's receipt leaves have no extendedKeyUsage and
+        // pass it, but receipt verification has nothing to do with S/MIME: purpose "any" set on the
+        // store is inherited by the context first, so the "smime_sign" default no longer applies.
         guard X509_VERIFY_PARAM_set_purpose(parameters, X509_PURPOSE_ANY) == 1 else {
             throw .openSSL(.operationFailed, "X509_VERIFY_PARAM_set_purpose failed")
         }

@@ -11,8 +11,8 @@ public import Foundation
 ///
 /// Validation uses OpenSSL's `X509_verify_cert` with an `X509_STORE` holding only the anchors,
 /// created per call (so the type is trivially thread-safe), the given time
-/// (`X509_VERIFY_PARAM_set_time`), purpose "any" (Apple's receipt-signing leaves carry no S/MIME
-/// extended key usage), and a maximum of ``maximumIntermediates`` intermediates. Revocation is not
+/// (`X509_VERIFY_PARAM_set_time`), purpose "any" (no extended key usage is required; Apple's
+/// receipt-signing leaves carry none), and a maximum of ``maximumIntermediates`` intermediates. Revocation is not
 /// checked.
 ///
 /// Validity bounds follow OpenSSL, not RFC 5280 to the letter: a certificate is valid from its

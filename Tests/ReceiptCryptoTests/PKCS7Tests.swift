@@ -119,6 +119,23 @@ struct PKCS7Tests {
         #expect(mismatch?.code == .keyMismatch)
     }
 
+    @Test("Purpose any: a signer whose extended key usage is not S/MIME still verifies")
+    func purposeAny() throws {
+        let pki = try TestPKI.shared()
+        let key = try PrivateKey.generateRSA(bits: 2048)
+        var builder = CertificateBuilder(
+            subject: [("CN", "TLS-only signer")], serialNumber: 31, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
+            publicKey: try key.publicKey)
+        builder.basicConstraints = .endEntity
+        builder.extendedKeyUsageOIDs = ["1.3.6.1.5.5.7.3.1"]  // serverAuth only: fails OpenSSL's smime_sign purpose
+        let signer = try builder.issued(by: pki.intermediate, signingKey: pki.intermediateKey)
+        let signed = try CMSSigner.sign(content: [9, 9], signer: signer, key: key, extraCertificates: [pki.intermediate],
+                                        digest: .sha256, signedAttributes: true)
+        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
+        #expect(TrustStore(anchors: [pki.root]).validate(leaf: signer, intermediates: [pki.intermediate], at: TestPKI.inside).isValid)
+    }
+
     @Test("The real receipt payload re-signed by the test PKI parses and verifies RMStore-style")
     func resignedReceipt() throws {
         let pki = try TestPKI.shared()
