@@ -326,10 +326,6 @@ func hexString(_ bytes: [UInt8], uppercase: Bool = false) -> String {
     return String(decoding: out, as: UTF8.self)
 }
 
-extension Array where Element == UInt8 {
-    /// The bytes as lower-case hexadecimal, for example for comparing fingerprints.
-    public var hexEncodedString: String { hexString(self) }
-}
 
 // MARK: - Distinguished names
 

@@ -110,6 +110,12 @@ struct ChainTests {
         let noisy = TrustStore(anchors: [pki.root, pki.root]).validate(
             leaf: pki.leaf, intermediates: [stranger, pki.root, pki.intermediate], at: TestPKI.inside)
         #expect(noisy.chain == [pki.leaf, pki.intermediate, pki.root])
+        // The intermediate limit is enforced: one intermediate is too many when the limit is 0.
+        var strict = TrustStore(anchors: [pki.root])
+        strict.maximumIntermediates = 0
+        #expect(strict.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure?.reason == .pathLength)
+        strict.maximumIntermediates = 1
+        #expect(strict.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).isValid)
     }
 
     @Test("Before notBefore the leaf is not yet valid; after notAfter it has expired")
