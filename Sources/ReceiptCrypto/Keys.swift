@@ -129,10 +129,10 @@ public struct PublicKey: Sendable, Hashable, CustomStringConvertible {
     /// Verifies a signature over raw memory. The memory is only read during the call.
     public func verify(signature: UnsafeRawBufferPointer, over data: UnsafeRawBufferPointer, digest: DigestAlgorithm) -> Bool {
         guard !digest.isRefusedForSignatures, !signature.isEmpty else { return false }
-        switch kind {
-        case .rsa, .ec: break
-        case .other: return false
-        }
+        // Only RSA (PKCS#1 v1.5 is OpenSSL's default padding for it) and EC keys; RSA-PSS keys,
+        // Ed25519 and others would change what "verify" means.
+        let baseID = EVP_PKEY_get_base_id(handle.pointer)
+        guard baseID == EVP_PKEY_RSA || baseID == EVP_PKEY_EC else { return false }
         let md: OpaquePointer
         do {
             md = try digest.evpMD()
