@@ -1,6 +1,61 @@
 import Foundation
-import Receipts
-let path = CommandLine.arguments[1]
-let r = try AppReceipt([UInt8](FileManager.default.contents(atPath: path)!))
-FileManager.default.createFile(atPath: "/tmp/a.der", contents: Data(r.payload))
-FileManager.default.createFile(atPath: "/tmp/b.der", contents: Data(r.encodedPayload()))
+
+// receipt-tool: look inside, verify, build and serve App Store receipts.
+// Each subcommand lives in its own file and is registered here.
+
+enum Tool {
+    /// Every subcommand, in the order help lists them.
+    static let subcommands: [Subcommand] = [
+        DumpCommand.subcommand,
+        ASN1Command.subcommand,
+    ]
+}
+
+nonisolated let toolOverview = """
+    OVERVIEW: Inspect, verify, build and serve App Store receipts.
+
+    USAGE: receipt-tool <subcommand> [options]
+
+    SUBCOMMANDS:
+    \(Tool.subcommands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+
+      See 'receipt-tool <subcommand> --help' for detailed help.
+    """
+
+nonisolated func runTool(_ arguments: [String]) -> Int32 {
+    guard let name = arguments.first else {
+        printError("Error: missing subcommand\n\n" + toolOverview)
+        return ExitStatus.usage
+    }
+    if name == "-h" || name == "--help" || name == "help" {
+        if name == "help", arguments.count > 1, let sub = Tool.subcommands.first(where: { $0.name == arguments[1] }) {
+            printOut("OVERVIEW: \(sub.summary)\n\n\(sub.help)")
+        } else {
+            printOut(toolOverview)
+        }
+        return ExitStatus.success
+    }
+    guard let subcommand = Tool.subcommands.first(where: { $0.name == name }) else {
+        printError("Error: unknown subcommand '\(name)'\n\n" + toolOverview)
+        return ExitStatus.usage
+    }
+    let rest = Array(arguments.dropFirst())
+    if rest.contains("-h") || rest.contains("--help") {
+        printOut("OVERVIEW: \(subcommand.summary)\n\n\(subcommand.help)")
+        return ExitStatus.success
+    }
+    do {
+        return try subcommand.run(rest)
+    } catch let error as UsageError {
+        printError("Error: \(error.message)\n\n\(subcommand.help)")
+        return ExitStatus.usage
+    } catch let error as ToolFailure {
+        printError("Error: \(error.message)")
+        return ExitStatus.failure
+    } catch {
+        printError("Error: \(error)")
+        return ExitStatus.failure
+    }
+}
+
+exit(runTool(Array(CommandLine.arguments.dropFirst())))

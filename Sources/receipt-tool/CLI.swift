@@ -1,0 +1,111 @@
+import Foundation
+
+/// A subcommand of `receipt-tool`.
+struct Subcommand: Sendable {
+    let name: String
+    let summary: String
+    /// The help text after OVERVIEW: USAGE, ARGUMENTS, OPTIONS.
+    let help: String
+    /// Runs with the arguments after the subcommand name; returns the exit status.
+    let run: @Sendable ([String]) throws -> Int32
+}
+
+/// Exit statuses, following swift-argument-parser: 0 success, 1 failure, 64 usage error.
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 64
+}
+
+/// A mistake in how the tool was called: printed with the usage, exit 64.
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// A failure of the work itself (bad input, unreadable file): printed as `Error: …`, exit 1.
+struct ToolFailure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// Writes to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Arguments of one subcommand: flags, options with values, and positional arguments.
+struct Arguments {
+    private(set) var positional: [String] = []
+    private var options: [String: [String]] = [:]
+    private var flags: Set<String> = []
+
+    /// Parses `arguments`; `valued` names the options that take a value (`--at DATE` or `--at=DATE`),
+    /// `flagNames` the switches. Anything else starting with `-` is a usage error. `--` ends options.
+    init(_ arguments: [String], valued: Set<String>, flagNames: Set<String>) throws(UsageError) {
+        var index = 0
+        var onlyPositional = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositional || argument == "-" || !argument.hasPrefix("-") {
+                positional.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositional = true
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            if valued.contains(name) {
+                if let inlineValue {
+                    options[name, default: []].append(inlineValue)
+                } else {
+                    guard index < arguments.count else { throw UsageError("option \(name) needs a value") }
+                    options[name, default: []].append(arguments[index])
+                    index += 1
+                }
+            } else if flagNames.contains(name), inlineValue == nil {
+                flags.insert(name)
+            } else {
+                throw UsageError("unknown option \(argument)")
+            }
+        }
+    }
+
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+    func value(_ name: String) -> String? { options[name]?.last }
+    func values(_ name: String) -> [String] { options[name] ?? [] }
+}
+
+/// Reads a whole file, or standard input for `-`.
+func readInput(_ path: String) throws(ToolFailure) -> [UInt8] {
+    if path == "-" {
+        return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+    }
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw ToolFailure("\(path): no such file")
+    }
+    guard !isDirectory.boolValue else { throw ToolFailure("\(path) is a directory") }
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw ToolFailure("\(path): cannot be read")
+    }
+    return [UInt8](data)
+}
+
+/// Lowercase hex of bytes, shortened to `limit` bytes with an ellipsis.
+func hexPreview(_ bytes: some Collection<UInt8>, limit: Int = 24) -> String {
+    let shown = bytes.prefix(limit).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    return bytes.count > limit ? shown + "…" : shown
+}
+
+/// Writes to standard output without buffering surprises when piped.
+func printOut(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,131 @@
+import ASN1
+import Foundation
+import Receipts
+
+/// `receipt-tool dump`: prints a receipt as text or as verifyReceipt-shaped JSON.
+enum DumpCommand {
+    static let subcommand = Subcommand(
+        name: "dump",
+        summary: "Print the fields of a receipt.",
+        help: """
+            USAGE: receipt-tool dump <file> [--json] [--compact]
+
+            ARGUMENTS:
+              <file>        A receipt: DER or BER (Xcode) PKCS#7, base64 text, a verifyReceipt
+                            request body with "receipt-data", or '-' for standard input.
+
+            OPTIONS:
+              --json        Print the verifyReceipt-style "receipt" JSON object, with the fields
+                            Apple's JSON lacked under extra keys (opaque_value, sha1_hash, ...).
+              --compact     With --json, print on one line.
+              -h, --help    Show help information.
+            """,
+        run: run)
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let args = try Arguments(arguments, valued: [], flagNames: ["--json", "--compact"])
+        guard args.positional.count == 1 else {
+            throw UsageError(args.positional.isEmpty ? "missing <file>" : "expected one <file>")
+        }
+        let path = args.positional[0]
+        let bytes = try readInput(path)
+        let input: ReceiptInput
+        do {
+            input = try ReceiptInput.detect(bytes)
+        } catch {
+            throw ToolFailure("\(path): \(error)")
+        }
+        switch input {
+        case .appReceipt(let der):
+            let receipt: AppReceipt
+            do {
+                receipt = try AppReceipt(envelope: ReceiptEnvelope(der))
+            } catch {
+                throw ToolFailure("\(path): \(error)")
+            }
+            if args.flag("--json") {
+                printOut(receipt.jsonText(indent: args.flag("--compact") ? 0 : 2))
+            } else {
+                printOut(TextLayout.appReceipt(receipt, source: der.count == bytes.count ? "" : " (decoded from text)"))
+            }
+        case .transactionReceipt:
+            throw ToolFailure("\(path): legacy iOS 6 transaction receipts are not supported by dump yet")
+        }
+        return ExitStatus.success
+    }
+}
+
+/// The readable text layout of `dump`.
+enum TextLayout {
+    static func line(_ label: String, _ value: String, indent: Int = 2) -> String {
+        String(repeating: " ", count: indent) + label.padding(toLength: 28, withPad: " ", startingAt: 0) + value
+    }
+
+    static func date(_ date: Date?) -> String {
+        date.map { ReceiptDate.rfc3339($0) } ?? "—"
+    }
+
+    static func bytes(_ bytes: [UInt8]?) -> String {
+        guard let bytes else { return "—" }
+        return "\(bytes.count) bytes  \(hexPreview(bytes, limit: 32))"
+    }
+
+    static func appReceipt(_ r: AppReceipt, source: String) -> String {
+        var out: [String] = []
+        let envelope = r.envelope
+        let encoding = envelope.map { $0.usesBERForms ? "BER" : "DER" } ?? "payload"
+        out.append("App receipt (PKCS#7 SignedData, \(encoding), \(envelope?.encodedBytes.count ?? r.payload.count) bytes\(source))")
+        out.append(line("Receipt type", (r.receiptType ?? "—") + " (\(r.environment.rawValue.lowercased()))"))
+        out.append(line("Bundle identifier", r.bundleIdentifier ?? "—"))
+        out.append(line("App version", r.appVersion ?? "—"))
+        out.append(line("Original app version", r.originalAppVersion ?? "—"))
+        out.append(line("Creation date", date(r.creationDate)))
+        out.append(line("Expiration date", date(r.expirationDate)))
+        out.append(line("Original purchase date", date(r.originalPurchaseDate)))
+        if let id = r.appItemID { out.append(line("App item id", String(id))) }
+        if let id = r.downloadID { out.append(line("Download id", String(id))) }
+        if let id = r.versionExternalIdentifier { out.append(line("Version external id", String(id))) }
+        if let rating = r.ageRating { out.append(line("Age rating", rating)) }
+        out.append(line("Opaque value", bytes(r.opaqueValue)))
+        out.append(line("SHA-1 hash", bytes(r.sha1Hash)))
+        if let d = r.undocumentedDate8 { out.append(line("Attribute 8 (date)", date(d))) }
+        if let v = r.undocumentedInteger13 { out.append(line("Attribute 13 (integer)", String(v))) }
+        if let v = r.undocumentedInteger25 { out.append(line("Attribute 25 (integer)", String(v))) }
+        for attribute in r.unknownAttributes {
+            out.append(line("Attribute \(attribute.type) (v\(attribute.version))", "\(attribute.value.count) bytes  \(hexPreview(attribute.value))"))
+        }
+        if let envelope {
+            out.append("Signature (not verified; use 'receipt-tool verify')")
+            for (index, signer) in envelope.signers.enumerated() {
+                let digest = OIDNames.name(signer.digestAlgorithm.oid.description)
+                let algorithm = OIDNames.name(signer.signatureAlgorithm.oid.description)
+                let attributes = signer.signedAttributes.isEmpty ? "no signed attributes" : "\(signer.signedAttributes.count) signed attributes"
+                out.append(line("Signer \(index + 1)", "\(digest), \(algorithm), \(signer.signature.count)-byte signature, \(attributes)"))
+            }
+            out.append(line("Embedded certificates", "\(envelope.certificates.count) (untrusted until verified)"))
+            out.append(line("Payload", "\(r.payload.count) bytes" + (envelope.payloadOffset.map { " at offset \($0)" } ?? " (segmented)")))
+        }
+        out.append("In-app purchases (\(r.inAppPurchases.count))")
+        for (index, p) in r.inAppPurchases.enumerated() {
+            out.append("  #\(index + 1) \(p.productIdentifier ?? "—")")
+            out.append(line("Transaction id", p.transactionIdentifier ?? "—", indent: 5))
+            if let original = p.originalTransactionIdentifier { out.append(line("Original transaction id", original, indent: 5)) }
+            if let quantity = p.quantity { out.append(line("Quantity", String(quantity), indent: 5)) }
+            if let type = p.productType { out.append(line("Product type", type.description, indent: 5)) }
+            out.append(line("Purchase date", date(p.purchaseDate), indent: 5))
+            if let d = p.originalPurchaseDate { out.append(line("Original purchase date", date(d), indent: 5)) }
+            if let d = p.subscriptionExpirationDate { out.append(line("Expires", date(d), indent: 5)) }
+            if let d = p.cancellationDate { out.append(line("Cancelled", date(d), indent: 5)) }
+            if let id = p.webOrderLineItemID { out.append(line("Web order line item id", String(id), indent: 5)) }
+            if let trial = p.isTrialPeriod { out.append(line("Trial period", trial ? "yes" : "no", indent: 5)) }
+            if let intro = p.isInIntroOfferPeriod { out.append(line("Intro offer period", intro ? "yes" : "no", indent: 5)) }
+            if let offer = p.promotionalOfferIdentifier { out.append(line("Promotional offer", offer, indent: 5)) }
+            if let v = p.undocumentedInteger1722 { out.append(line("Attribute 1722 (integer)", String(v), indent: 5)) }
+            let unknown = p.unknownAttributes
+            if !unknown.isEmpty {
+                out.append(line("Other attributes", unknown.map { "\($0.type)" + ($0.value.count > 2 ? "=\(hexPreview($0.value, limit: 8))" : "") }.joined(separator: " "), indent: 5))
+            }
+        }
+        return out.joined(separator: "\n")
+    }
+}
