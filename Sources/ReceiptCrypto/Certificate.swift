@@ -472,3 +472,11 @@ public struct KeyUsage: OptionSet, Sendable, Hashable {
         self = usage
     }
 }
+
+extension Certificate {
+    /// The certificate as a PEM block (`-----BEGIN CERTIFICATE-----`, base64 in 64-column lines).
+    public var pemEncoded: String {
+        let body = Data(derEncoded).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        return "-----BEGIN CERTIFICATE-----\n\(body)\n-----END CERTIFICATE-----\n"
+    }
+}

@@ -1,0 +1,198 @@
+import ASN1
+import Foundation
+public import ReceiptCrypto
+public import Receipts
+
+/// The error `ReceiptSigning` throws.
+public struct ReceiptSigningError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public let reason: String
+    /// The underlying error, if any.
+    public let underlying: (any Error & Sendable)?
+
+    init(_ reason: String, underlying: (any Error & Sendable)? = nil) {
+        self.reason = reason
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        underlying.map { "\(reason): \($0)" } ?? reason
+    }
+}
+
+/// How a signed receipt is laid out.
+public enum ReceiptLayout: Sendable, Hashable {
+    /// As the App Store writes receipts: definite-length DER throughout, sorted attribute SETs,
+    /// UTC dates, certificates embedded leaf first.
+    case appStore
+    /// As Xcode's StoreKit testing writes them: BER indefinite lengths for the envelope, the payload
+    /// in a segmented OCTET STRING, attribute SETs in model order and dates with a `+hhmm` offset.
+    case xcode
+}
+
+/// Builds and signs app receipts: a PKCS#7 SignedData around the receipt payload, written by this
+/// package's own DER writer and signed with RSA (PKCS#1 v1.5) or ECDSA through `ReceiptCrypto`.
+///
+/// Used by `receipt-tool make`, the simulated App Store, the test fixtures and the benchmarks.
+public struct ReceiptSigner: Sendable {
+    /// The signing key (the private half of ``certificate``).
+    public var key: PrivateKey
+    /// The signer certificate.
+    public var certificate: Certificate
+    /// Certificates embedded after the signer's (intermediates and, as Apple does, the root).
+    public var chain: [Certificate]
+    /// The digest signed (Apple: SHA-1 until 2023, SHA-256 since, and in Xcode receipts).
+    public var digest: DigestAlgorithm
+    /// Whether to add signed attributes (contentType and messageDigest). Apple's receipts have none.
+    public var signedAttributes: Bool
+
+    /// Creates a signer.
+    public init(
+        key: PrivateKey, certificate: Certificate, chain: [Certificate] = [], digest: DigestAlgorithm = .sha256,
+        signedAttributes: Bool = false
+    ) {
+        self.key = key
+        self.certificate = certificate
+        self.chain = chain
+        self.digest = digest
+        self.signedAttributes = signedAttributes
+    }
+
+    /// Encodes `receipt` in `layout` and signs it. Returns the PKCS#7 bytes.
+    public func sign(_ receipt: AppReceipt, layout: ReceiptLayout = .appStore) throws(ReceiptSigningError) -> [UInt8] {
+        let options: ReceiptEncodingOptions = layout == .appStore ? .appStore : .xcode
+        return try sign(payload: receipt.encodedPayload(options: options), layout: layout)
+    }
+
+    /// Signs an already-encoded payload. Returns the PKCS#7 bytes.
+    public func sign(payload: [UInt8], layout: ReceiptLayout = .appStore) throws(ReceiptSigningError) -> [UInt8] {
+        guard !digest.isRefusedForSignatures else { throw ReceiptSigningError("\(digest) is refused for signatures") }
+        let (issuer, serial) = try ReceiptSigner.issuerAndSerial(of: certificate)
+        let digestOID = ASN1ObjectIdentifier(dotted: digest.oid) ?? ASN1ObjectIdentifier(2, 16, 840, 1, 101, 3, 4, 2, 1)
+
+        // Signed attributes (optional): SET { contentType data, messageDigest H(payload) }.
+        var attributesDER: [UInt8]?
+        if signedAttributes {
+            let messageDigest: [UInt8]
+            do {
+                messageDigest = try Digest.hash(digest, payload)
+            } catch {
+                throw ReceiptSigningError("cannot digest the payload", underlying: error)
+            }
+            var attributes = DERWriter()
+            attributes.appendSetOf { set in
+                set.appendSequence {
+                    $0.appendObjectIdentifier(ReceiptOID.contentTypeAttribute)
+                    $0.appendSetOf { $0.appendObjectIdentifier(ReceiptOID.data) }
+                }
+                set.appendSequence {
+                    $0.appendObjectIdentifier(ReceiptOID.messageDigestAttribute)
+                    $0.appendSetOf { $0.appendOctetString(messageDigest) }
+                }
+            }
+            attributesDER = attributes.bytes
+        }
+
+        let signature: [UInt8]
+        do {
+            signature = try key.sign(attributesDER ?? payload, digest: digest)
+        } catch {
+            throw ReceiptSigningError("signing failed", underlying: error)
+        }
+        let signatureOID: ASN1ObjectIdentifier
+        switch key.kind {
+        case .rsa: signatureOID = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 1)
+        case .ec:
+            let ecdsa: [DigestAlgorithm: ASN1ObjectIdentifier] = [
+                .sha256: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 2), .sha384: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 3),
+                .sha512: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 4), .sha1: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 1),
+            ]
+            guard let oid = ecdsa[digest] else { throw ReceiptSigningError("no ECDSA algorithm for \(digest)") }
+            signatureOID = oid
+        default:
+            throw ReceiptSigningError("unsupported key type \(key.kind)")
+        }
+
+        let ber = layout == .xcode
+        var w = DERWriter(capacity: payload.count + 4096)
+        func constructed(_ id: ASN1Identifier, _ body: (inout DERWriter) -> Void) {
+            if ber { w.appendIndefinite(id, body) } else { w.appendConstructed(id, body) }
+        }
+        func algorithm(_ oid: ASN1ObjectIdentifier, into writer: inout DERWriter) {
+            writer.appendSequence {
+                $0.appendObjectIdentifier(oid)
+                $0.appendNull()
+            }
+        }
+        let certificates = [certificate] + chain
+        // Nested closures over `w` are not allowed, so each level writes into its own writer.
+        var signedData = DERWriter(capacity: payload.count + 4096)
+        signedData.appendInteger(1)
+        signedData.appendSetOf { algorithm(digestOID, into: &$0) }
+        var encapsulated = DERWriter(capacity: payload.count + 32)
+        encapsulated.appendObjectIdentifier(ReceiptOID.data)
+        var eContent = DERWriter(capacity: payload.count + 16)
+        eContent.appendOctetString(payload, segmentSize: ber ? 4096 : nil)
+        encapsulated.wrap(.contextSpecific(0, constructed: true), eContent.bytes, indefinite: ber)
+        signedData.wrap(.sequence, encapsulated.bytes, indefinite: ber)
+        var certificateSet = DERWriter()
+        for certificate in certificates { certificateSet.appendEncoded(certificate.derEncoded) }
+        signedData.append(.contextSpecific(0, constructed: true), content: certificateSet.bytes)
+        var signerInfo = DERWriter()
+        signerInfo.appendSequence { s in
+            s.appendInteger(1)
+            s.appendSequence {
+                $0.appendEncoded(issuer)
+                $0.appendUnsignedInteger(bytes: serial)
+            }
+            algorithm(digestOID, into: &s)
+            if let attributesDER {
+                s.append(.contextSpecific(0, constructed: true), content: attributesDER.dropFirst(DERWriter.headerLength(of: attributesDER)))
+            }
+            algorithm(signatureOID, into: &s)
+            s.appendOctetString(signature)
+        }
+        signedData.append(.set, content: signerInfo.bytes)
+        var explicit = DERWriter(capacity: signedData.bytes.count + 16)
+        explicit.wrap(.sequence, signedData.bytes, indefinite: ber)
+        constructed(.sequence) { ci in
+            ci.appendObjectIdentifier(ReceiptOID.signedData)
+            ci.wrap(.contextSpecific(0, constructed: true), explicit.bytes, indefinite: ber)
+        }
+        return w.bytes
+    }
+
+    /// The issuer Name (encoded) and serial number (content octets) of a certificate.
+    static func issuerAndSerial(of certificate: Certificate) throws(ReceiptSigningError) -> ([UInt8], [UInt8]) {
+        do {
+            var reader = try ASN1Reader(certificate.derEncoded, rules: .der)
+            var certificateSequence = try reader.readSequence()
+            var tbs = try certificateSequence.readSequence()
+            _ = try tbs.readOptionalElement(.contextSpecific(0, constructed: true))
+            let serial = try tbs.readElement(.integer).integerBytes()
+            try tbs.skipElement()  // signature algorithm
+            let issuer = try tbs.readElement(.sequence).encodedBytes
+            return (Array(issuer), Array(serial.drop { $0 == 0 }))
+        } catch {
+            throw ReceiptSigningError("cannot read the signer certificate", underlying: error)
+        }
+    }
+}
+
+extension DERWriter {
+    /// Appends `content` (already-encoded children) under `identifier`, definite or indefinite.
+    mutating func wrap(_ identifier: ASN1Identifier, _ content: [UInt8], indefinite: Bool) {
+        if indefinite {
+            appendIndefinite(identifier) { $0.appendEncoded(content) }
+        } else {
+            append(identifier.asConstructed, content: content)
+        }
+    }
+
+    /// The length of the identifier and length octets of a DER element with a one-byte tag.
+    static func headerLength(of encoded: [UInt8]) -> Int {
+        guard encoded.count >= 2 else { return encoded.count }
+        let first = encoded[1]
+        return first < 0x80 ? 2 : 2 + Int(first & 0x7F)
+    }
+}

@@ -1,1 +1,0 @@
-// ReceiptSigning module

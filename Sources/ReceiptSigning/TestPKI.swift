@@ -1,0 +1,123 @@
+public import Foundation
+public import ReceiptCrypto
+
+/// A three-level test PKI shaped like Apple's receipt PKI: a root, a WWDR-like intermediate with
+/// the marker extension 1.2.840.113635.100.6.2.1, and a receipt-signing leaf with
+/// 1.2.840.113635.100.6.11.1. Or, for the Xcode layout, one self-signed StoreKit-like certificate.
+///
+/// Fresh keys every time; only tests, fixtures and the simulated store use it. Nothing about it is
+/// trusted unless a verifier is given ``root`` as an anchor.
+public struct TestPKI: Sendable {
+    /// Apple's marker on receipt-signing leaves.
+    public static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
+    /// Apple's marker on WWDR intermediates.
+    public static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+
+    public var rootKey: PrivateKey
+    public var root: Certificate
+    public var intermediateKey: PrivateKey
+    public var intermediate: Certificate
+    public var leafKey: PrivateKey
+    public var leaf: Certificate
+
+    /// What to vary when generating a PKI (the defaults give a valid Apple-like PKI).
+    public struct Options: Sendable {
+        /// Certificate signature digest (Apple used SHA-1, then SHA-256).
+        public var digest: DigestAlgorithm = .sha256
+        /// RSA key size.
+        public var keyBits: Int = 2048
+        /// Validity of every certificate.
+        public var notBefore: Date = Date(timeIntervalSince1970: 1_577_836_800)  // 2020-01-01
+        public var notAfter: Date = Date(timeIntervalSince1970: 2_524_608_000)  // 2050-01-01
+        /// Leaf validity, if different.
+        public var leafNotBefore: Date?
+        public var leafNotAfter: Date?
+        /// Subject of the root, e.g. a copy of Apple's to test that names are not trusted.
+        public var rootSubject: [(String, String)] = [("C", "US"), ("O", "RMStore Test"), ("OU", "Test Certification Authority"), ("CN", "RMStore Test Root CA")]
+        public var intermediateSubject: [(String, String)] = [("C", "US"), ("O", "RMStore Test"), ("OU", "G1"), ("CN", "RMStore Test WWDR Intermediate")]
+        public var leafSubject: [(String, String)] = [("C", "US"), ("O", "RMStore Test"), ("OU", "RMStore Test Receipts"), ("CN", "RMStore Test Receipt Signing")]
+        /// Whether the intermediate and leaf carry Apple's marker extensions.
+        public var intermediateMarker = true
+        public var leafMarker = true
+
+        public init() {}
+    }
+
+    /// Generates a fresh PKI.
+    public static func generate(_ options: Options = Options()) throws(CryptoError) -> TestPKI {
+        let rootKey = try PrivateKey.generateRSA(bits: options.keyBits)
+        var rootBuilder = CertificateBuilder(
+            subject: options.rootSubject, serialNumber: 1, notBefore: options.notBefore, notAfter: options.notAfter,
+            publicKey: try rootKey.publicKey)
+        rootBuilder.digest = options.digest
+        rootBuilder.basicConstraints = .ca()
+        rootBuilder.keyUsage = [.keyCertSign, .cRLSign]
+        let root = try rootBuilder.selfSigned(with: rootKey)
+
+        let intermediateKey = try PrivateKey.generateRSA(bits: options.keyBits)
+        var intermediateBuilder = CertificateBuilder(
+            subject: options.intermediateSubject, serialNumber: 2, notBefore: options.notBefore, notAfter: options.notAfter,
+            publicKey: try intermediateKey.publicKey)
+        intermediateBuilder.digest = options.digest
+        intermediateBuilder.basicConstraints = .ca(pathLength: 0)
+        intermediateBuilder.keyUsage = [.keyCertSign, .cRLSign]
+        if options.intermediateMarker { intermediateBuilder.customExtensions = [.marker(oid: intermediateMarkerOID)] }
+        let intermediate = try intermediateBuilder.issued(by: root, signingKey: rootKey)
+
+        let leafKey = try PrivateKey.generateRSA(bits: options.keyBits)
+        var leafBuilder = CertificateBuilder(
+            subject: options.leafSubject, serialNumber: 3, notBefore: options.leafNotBefore ?? options.notBefore,
+            notAfter: options.leafNotAfter ?? options.notAfter, publicKey: try leafKey.publicKey)
+        leafBuilder.digest = options.digest
+        leafBuilder.basicConstraints = .endEntity
+        leafBuilder.keyUsage = [.digitalSignature]
+        if options.leafMarker { leafBuilder.customExtensions = [.marker(oid: leafMarkerOID)] }
+        let leaf = try leafBuilder.issued(by: intermediate, signingKey: intermediateKey)
+        return TestPKI(
+            rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate, leafKey: leafKey,
+            leaf: leaf)
+    }
+
+    /// A signer that embeds leaf, intermediate and root in Apple's order.
+    public func signer(digest: DigestAlgorithm = .sha256) -> ReceiptSigner {
+        ReceiptSigner(key: leafKey, certificate: leaf, chain: [intermediate, root], digest: digest)
+    }
+
+    /// A single self-signed certificate like Xcode's StoreKit test certificate, and its key.
+    public static func storeKitTestCertificate(
+        notBefore: Date = Date(timeIntervalSince1970: 1_577_836_800), notAfter: Date = Date(timeIntervalSince1970: 2_524_608_000)
+    ) throws(CryptoError) -> (key: PrivateKey, certificate: Certificate) {
+        let key = try PrivateKey.generateRSA(bits: 2048)
+        var builder = CertificateBuilder(
+            subject: [("CN", "StoreKit"), ("O", "StoreKit"), ("OU", "StoreKit"), ("C", "US")], serialNumber: 1,
+            notBefore: notBefore, notAfter: notAfter, publicKey: try key.publicKey)
+        builder.basicConstraints = .ca()
+        builder.keyUsage = [.digitalSignature, .keyCertSign]
+        return (key, try builder.selfSigned(with: key))
+    }
+
+    /// Writes the PKI as PEM files (`root.pem`, `root-key.pem`, `intermediate.pem`, …) into `directory`.
+    public func write(to directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let files: [(String, String)] = [
+            ("root.pem", root.pemEncoded), ("root-key.pem", try rootKey.pemEncoded),
+            ("intermediate.pem", intermediate.pemEncoded), ("intermediate-key.pem", try intermediateKey.pemEncoded),
+            ("leaf.pem", leaf.pemEncoded), ("leaf-key.pem", try leafKey.pemEncoded),
+        ]
+        for (name, text) in files {
+            try Data(text.utf8).write(to: directory.appendingPathComponent(name), options: .atomic)
+        }
+    }
+
+    /// Reads a PKI written by ``write(to:)``.
+    public static func read(from directory: URL) throws -> TestPKI {
+        func text(_ name: String) throws -> String {
+            String(decoding: try Data(contentsOf: directory.appendingPathComponent(name)), as: UTF8.self)
+        }
+        return TestPKI(
+            rootKey: try PrivateKey(pemEncoded: text("root-key.pem")), root: try Certificate(pemEncoded: text("root.pem")),
+            intermediateKey: try PrivateKey(pemEncoded: text("intermediate-key.pem")),
+            intermediate: try Certificate(pemEncoded: text("intermediate.pem")),
+            leafKey: try PrivateKey(pemEncoded: text("leaf-key.pem")), leaf: try Certificate(pemEncoded: text("leaf.pem")))
+    }
+}
