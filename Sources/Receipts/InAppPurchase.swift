@@ -59,7 +59,18 @@ public struct InAppPurchase: Sendable {
 
     /// Date attributes present with an empty string (1708 and 1712 in most App Store records),
     /// reported as `nil` by the date properties; kept so re-encoding distinguishes empty from absent.
-    public var emptyDateAttributeTypes: Set<Int> = []
+    public var emptyDateAttributeTypes: Set<Int> {
+        get { Set((0..<32).filter { emptyDateMask & (1 << UInt32($0)) != 0 }.map { $0 + 1701 }) }
+        set {
+            emptyDateMask = newValue.reduce(0) { mask, type in
+                let slot = type - 1701
+                return slot >= 0 && slot < 32 ? mask | 1 << UInt32(slot) : mask
+            }
+        }
+    }
+
+    /// Bit n: attribute type 1701 + n was present with an empty date string.
+    var emptyDateMask: UInt32 = 0
 
     var unknown: UnknownAttributes = .none
 
@@ -98,6 +109,6 @@ extension InAppPurchase: Equatable {
             && lhs.promotionalOfferIdentifier == rhs.promotionalOfferIdentifier
             && lhs.undocumentedInteger1722 == rhs.undocumentedInteger1722
             && lhs.unknownAttributes == rhs.unknownAttributes && lhs.attributeVersions == rhs.attributeVersions
-            && lhs.emptyDateAttributeTypes == rhs.emptyDateAttributeTypes
+            && lhs.emptyDateMask == rhs.emptyDateMask
     }
 }
