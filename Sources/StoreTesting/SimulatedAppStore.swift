@@ -455,6 +455,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             record.started = true
             self.downloads[download.id] = record
             startedDownloadIdentifiers.append(download.id)
+            // Like StoreKit: first a waiting update, then progress.
+            let snapshot = record.download
+            schedule { [weak self] in self?.deliver(downloads: [snapshot]) }
             scheduleStep(download.id, generation: record.generation)
         }
     }
