@@ -1,6 +1,6 @@
 // persistence-child: the victim of the store's SIGKILL test (Tests/RMStoreTests/CrashSafetyTests.swift).
 //
-// Usage: persistence-child <defaults|secure> <file> <count>
+// Usage: persistence-child <defaults|secure> <file> <count> [integrity key, UTF-8; secure only]
 // Persists transactions t0, t1, … t<count-1> of product "p", one write each, printing "ready" after
 // the first write. The parent kills it with SIGKILL at a random moment and checks that the file
 // holds exactly t0…t<k-1> for some k: the old or the new state, never a torn one.
@@ -8,17 +8,14 @@
 import Foundation
 import RMStore
 
-/// The key the parent uses to open the secure file.
-let integrityKey = Array("persistence-child integrity key, 32+ bytes".utf8)
-
 func fail(_ message: String, code: Int32) -> Never {
     FileHandle.standardError.write(Data("persistence-child: \(message)\n".utf8))
     exit(code)
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let count = Int(arguments[3]), count > 0 else {
-    fail("usage: persistence-child <defaults|secure> <file> <count>", code: 64)
+guard arguments.count == 4 || arguments.count == 5, let count = Int(arguments[3]), count > 0 else {
+    fail("usage: persistence-child <defaults|secure> <file> <count> [key]", code: 64)
 }
 let url = URL(fileURLWithPath: arguments[2])
 let ledger: any TransactionLedger
@@ -27,7 +24,8 @@ case "defaults":
     ledger = DefaultsTransactionPersistor(fileURL: url)
 case "secure":
     do {
-        ledger = try SecureTransactionPersistor(fileURL: url, key: integrityKey)
+        let key = arguments.count == 5 ? Array(arguments[4].utf8) : []
+        ledger = try SecureTransactionPersistor(fileURL: url, key: key)
     } catch {
         fail("\(error)", code: 1)
     }

@@ -95,6 +95,8 @@ final class NotificationLog: StoreObserver {
 @MainActor
 final class ScriptedVerifier: ReceiptVerifier {
     var result: VerificationResult
+    /// Overrides `result` for some products.
+    var resultsByProduct: [String: VerificationResult] = [:]
     var holds = false
     private(set) var verifiedIdentifiers: [String] = []
     private var waiting: [@MainActor @Sendable (VerificationResult) -> Void] = []
@@ -105,10 +107,11 @@ final class ScriptedVerifier: ReceiptVerifier {
     func verify(_ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void) {
         verifiedIdentifiers.append(transaction.identifier)
         log?.timeline.append("verify")
+        let verdict = resultsByProduct[transaction.productIdentifier] ?? result
         if holds {
-            waiting.append(completion)
+            waiting.append { _ in completion(verdict) }
         } else {
-            completion(result)
+            completion(verdict)
         }
     }
 
