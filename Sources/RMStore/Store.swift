@@ -425,6 +425,8 @@ public final class Store {
             case .purchased, .restored:
                 begin(transaction)
             case .failed:
+                // A failure this store already finished (delivered twice) is reported once.
+                guard !finishedIdentifiers.contains(transaction.identifier) else { continue }
                 fail(transaction, error: transaction.error ?? StoreError(.paymentFailed), finish: true)
             case .deferred:
                 post(.rmPaymentTransactionDeferred, transactionInfo(transaction))
@@ -637,7 +639,7 @@ public final class Store {
     private func restoreArrived(_ transaction: PaymentTransaction) {
         // A restored transaction without a restore call (another store started it) gets a
         // session of its own, so that it is still aggregated when the queue says "finished".
-        var session = restore ?? RestoreSession(applicationUsername: nil, requested: false, callbacks: [])
+        var session = restore ?? .unrequested
         if session.seen.insert(transaction.identifier).inserted {
             session.pending.insert(transaction.identifier)
         }
@@ -656,7 +658,7 @@ public final class Store {
     }
 
     fileprivate func queueRestoreFinished() {
-        var session = restore ?? RestoreSession(applicationUsername: nil, requested: false, callbacks: [])
+        var session = restore ?? .unrequested
         session.queueFinished = true
         restore = session
         completeRestoreIfDone()
@@ -720,6 +722,11 @@ private struct RestoreSession {
     var seen: Set<String> = []
     var restored: [PaymentTransaction] = []
     var failed: [FailedTransaction] = []
+
+    /// A session for restored transactions that arrive without a restore call on this store.
+    static var unrequested: RestoreSession {
+        RestoreSession(applicationUsername: nil, requested: false, callbacks: [])
+    }
 }
 
 /// A transaction in the pipeline.

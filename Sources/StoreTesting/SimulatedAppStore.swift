@@ -86,9 +86,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     public var refreshError: (any Error)?
     /// When set, restores fail with it.
     public var restoreError: (any Error)?
-    /// When set, restores deliver every restored transaction twice in the same update (a StoreKit
-    /// glitch that stalled RMStore's restore counter, PR #150).
-    public var deliversRestoredTransactionsTwice = false
+    /// When set, every transaction update is delivered twice in the same call (a StoreKit glitch
+    /// that, for restored transactions, stalled RMStore's restore counter, PR #150).
+    public var deliversTransactionUpdatesTwice = false
 
     /// Payments added, in order.
     public private(set) var addedPayments: [Payment] = []
@@ -203,7 +203,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     }
 
     private func deliver(transactions: [PaymentTransaction]) {
-        deliver { $0.paymentQueue(self, updatedTransactions: transactions) }
+        let batch = deliversTransactionUpdatesTwice ? transactions + transactions : transactions
+        deliver { $0.paymentQueue(self, updatedTransactions: batch) }
     }
 
     private func deliver(downloads: [Download]) {
@@ -401,7 +402,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             unfinishedTransactions.append(transaction)
         }
         if !restored.isEmpty {
-            deliver(transactions: deliversRestoredTransactionsTwice ? restored + restored : restored)
+            deliver(transactions: restored)
         }
         schedule { [weak self] in
             guard let self else { return }

@@ -69,7 +69,7 @@ struct RMStoreDefectTests {
         let verifier = ScriptedVerifier(.verified)
         verifier.holds = true
         f.store.receiptVerifier = verifier
-        f.sim.deliversRestoredTransactionsTwice = true
+        f.sim.deliversTransactionUpdatesTwice = true
         var result: RestoreResult?
         f.store.restoreTransactions { result = $0 }
         f.sim.processAllEvents()
@@ -86,7 +86,7 @@ struct RMStoreDefectTests {
         let f = Fixture()
         f.requestAllProducts()
         f.buy(IDs.level)
-        f.sim.deliversRestoredTransactionsTwice = true
+        f.sim.deliversTransactionUpdatesTwice = true
         var result: RestoreResult?
         f.store.restoreTransactions { result = $0 }
         f.sim.processAllEvents()
@@ -364,5 +364,26 @@ struct RMStoreDefectTests {
         ])
         let hosted = f.log.all(.rmDownloadFinished)
         #expect(hosted.map { $0.rm.download == nil } == [true, false])
+    }
+}
+
+@Suite("Duplicate deliveries")
+@MainActor
+struct DuplicateDeliveryTests {
+    /// A queue that delivers every update twice must not produce two callbacks, two finishes
+    /// or two notifications, for purchases and for failures alike.
+    @Test func purchasedAndFailedUpdatesDeliveredTwice_areReportedOnce() throws {
+        let f = Fixture()
+        f.requestAllProducts()
+        f.sim.deliversTransactionUpdatesTwice = true
+        let recorder = f.buy(IDs.level)
+        f.sim.setOutcome(.failed(TestError("card")), forProduct: IDs.coins)
+        let failures = f.buy(IDs.coins)
+        let purchased = try #require(recorder.successes.first)
+        let failed = try #require(failures.failures.first?.0)
+        #expect(recorder.successes.count == 1)
+        #expect(failures.failures.count == 1)
+        #expect(f.sim.finishedTransactionIdentifiers == [purchased.identifier, failed.identifier])
+        #expect(f.log.names == [.rmPaymentTransactionFinished, .rmPaymentTransactionFailed])
     }
 }
