@@ -38,3 +38,27 @@ import Testing
         #expect(taken == 2)
     }
 }
+
+
+@Suite struct LazyAppReceiptTests {
+    @Test(arguments: Fixtures.realAppReceipts)
+    func lazyAnswersMatchTheFullParse(_ name: String) throws {
+        let bytes = try Fixtures.bytes(name)
+        let full = try AppReceipt(bytes)
+        let lazy = try LazyAppReceipt(bytes)
+        #expect(try lazy.inAppPurchaseCount() == full.inAppPurchases.count)
+        for product in Set(full.inAppPurchases.compactMap(\.productIdentifier)) {
+            #expect(try lazy.containsInAppPurchase(ofProduct: product))
+        }
+        #expect(try !lazy.containsInAppPurchase(ofProduct: "com.example.not-there"))
+    }
+
+    @Test func lazyQueryRejectsBrokenStructure() throws {
+        let receipt = try Fixtures.receipt("purchasing_experiments_sandbox_receipt.der")
+        let payload = Array(receipt.payload)
+        for length in stride(from: 0, to: payload.count, by: 7) {
+            let lazy = LazyAppReceipt(payload: payload[..<length])
+            #expect(throws: ReceiptError.self) { _ = try lazy.inAppPurchaseCount() }
+        }
+    }
+}
