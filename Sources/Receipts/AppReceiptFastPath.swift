@@ -60,7 +60,11 @@ extension AppReceiptParser {
             let v = a.value
             let known = slot >= 0 && slot < 32 && AppReceiptParser.singleValuedPurchaseSlotsLiteral & (1 << UInt32(slot)) != 0
             guard known else {
-                unknown.append(ReceiptStorage.RawAttribute(type: a.type, version: a.version, value: a.value))
+                // Fast-path types and versions are one or two octets, so they fit 32 bits.
+                unknown.append(
+                    ReceiptStorage.RawAttribute(
+                        type: Int32(truncatingIfNeeded: a.type), version: Int32(truncatingIfNeeded: a.version),
+                        start: UInt32(truncatingIfNeeded: a.value.lowerBound), end: UInt32(truncatingIfNeeded: a.value.upperBound)))
                 continue
             }
             guard v.count >= 2 else {
@@ -81,10 +85,18 @@ extension AppReceiptParser {
                     break
                 }
                 switch a.type {
-                case 1701: purchase.quantity = number
-                case 1707: purchase.productType = InAppPurchase.ProductType(rawValue: number)
-                case 1711: purchase.webOrderLineItemID = number
-                case 1722: purchase.undocumentedInteger1722 = number
+                case 1701:
+                    purchase.quantityValue = number
+                    purchase.present.insert(.quantity)
+                case 1707:
+                    purchase.productTypeValue = number
+                    purchase.present.insert(.productType)
+                case 1711:
+                    purchase.webOrderLineItemIDValue = number
+                    purchase.present.insert(.webOrderLineItemID)
+                case 1722:
+                    purchase.undocumented1722Value = number
+                    purchase.present.insert(.undocumented1722)
                 default:
                     guard number == 0 || number == 1 else {
                         ok = false
@@ -111,21 +123,26 @@ extension AppReceiptParser {
                     ok = false
                     break
                 }
-                let date: Date?
                 if length == 0 {
-                    purchase.emptyDateMask |= 1 << UInt32(slot)
-                    date = nil
+                    purchase.emptyDateMask |= 1 << UInt16(slot)
                 } else if let ms = AppReceiptParser.fastDate(b, cs, v.upperBound) {
-                    date = ReceiptDate.date(milliseconds: ms)
+                    switch a.type {
+                    case 1704:
+                        purchase.purchaseMS = ms
+                        purchase.present.insert(.purchaseDate)
+                    case 1706:
+                        purchase.originalPurchaseMS = ms
+                        purchase.present.insert(.originalPurchaseDate)
+                    case 1708:
+                        purchase.expiresMS = ms
+                        purchase.present.insert(.expiresDate)
+                    default:
+                        purchase.cancellationMS = ms
+                        purchase.present.insert(.cancellationDate)
+                    }
                 } else {
                     ok = false
                     break
-                }
-                switch a.type {
-                case 1704: purchase.purchaseDate = date
-                case 1706: purchase.originalPurchaseDate = date
-                case 1708: purchase.subscriptionExpirationDate = date
-                default: purchase.cancellationDate = date
                 }
             }
             if !ok { break }

@@ -135,12 +135,25 @@ struct AppReceiptParser {
             return ReceiptDate.date(milliseconds: ms)
         }
 
+        /// The attribute as kept raw; types and versions must fit 32 bits (a limit, not a format rule).
+        func raw(_ attribute: Attribute) throws(ReceiptError) -> ReceiptStorage.RawAttribute {
+            guard let type = Int32(exactly: attribute.type), let version = Int32(exactly: attribute.version) else {
+                throw fail(.limitExceeded, attribute, "attribute type or version beyond 32 bits")
+            }
+            return ReceiptStorage.RawAttribute(
+                type: type, version: version, start: UInt32(truncatingIfNeeded: attribute.value.lowerBound),
+                end: UInt32(truncatingIfNeeded: attribute.value.upperBound))
+        }
+
         func bytes(_ attribute: Attribute) -> [UInt8] {
             Array(UnsafeBufferPointer(rebasing: typed[attribute.value]))
         }
     }
 
     mutating func parse(_ payload: ArraySlice<UInt8>) throws(ReceiptError) -> AppReceipt {
+        guard payload.count < Int(UInt32.max) else {
+            throw ReceiptError.make(.limitExceeded, nil, "payloads of 4 GiB or more are not supported")
+        }
         var receipt = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt in
             let context = Context(
                 raw: UnsafeRawBufferPointer(typed), typed: typed, base: payload.startIndex, limits: limits,
@@ -148,11 +161,9 @@ struct AppReceiptParser {
             return try parseReceipt(context)
         }
         let storage = ReceiptStorage(payload: payload, unknown: unknown)
-        if case .pending(let range) = receipt.unknown { receipt.unknown = .stored(storage, range) }
-        for index in receipt.inAppPurchases.indices {
-            if case .pending(let range) = receipt.inAppPurchases[index].unknown {
-                receipt.inAppPurchases[index].unknown = .stored(storage, range)
-            }
+        if receipt.unknown.isPending { receipt.unknown.storage = storage }
+        for index in receipt.inAppPurchases.indices where receipt.inAppPurchases[index].unknown.isPending {
+            receipt.inAppPurchases[index].unknown.storage = storage
         }
         return receipt
     }
@@ -289,7 +300,22 @@ struct AppReceiptParser {
         // In-app records append their unknown attributes to `unknown` while this loop runs, so the
         // receipt's own unknown attributes are collected apart and appended at the end.
         var topLevelUnknown: [ReceiptStorage.RawAttribute] = []
+        // Count the in-app records first (a cheap walk over the top-level framing) so the arrays
+        // are allocated once at their final size: no regrowth, no transient double copy.
+        var records = 0
+        var scan = set.position
+        while let attribute = AppReceiptParser.fastAttribute(c.raw, at: scan, end: set.end) {
+            if attribute.type == 17 { records &+= 1 }
+            scan = attribute.value.upperBound
+        }
+        receipt.inAppPurchases.reserveCapacity(min(records, limits.maximumInAppPurchases))
+        var reservedUnknown = false
         while !set.isAtEnd {
+            if !reservedUnknown, let first = receipt.inAppPurchases.first {
+                // Records of one receipt carry the same undocumented attributes.
+                unknown.reserveCapacity(Int(first.unknown.count) * records + 64)
+                reservedUnknown = true
+            }
             let a = try nextAttribute(&set, c)
             if a.type >= 0 && a.type < 64 && a.type != 17 {
                 let bit: UInt64 = 1 << UInt64(a.type)
@@ -330,7 +356,7 @@ struct AppReceiptParser {
             case 19: receipt.originalAppVersion = try c.string(a)
             case 21: receipt.expirationDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 21)
             case 25: receipt.undocumentedInteger25 = try c.integer(a)
-            default: topLevelUnknown.append(ReceiptStorage.RawAttribute(type: a.type, version: a.version, value: a.value))
+            default: topLevelUnknown.append(try c.raw(a))
             }
         }
         if !topLevelUnknown.isEmpty {
@@ -383,7 +409,7 @@ struct AppReceiptParser {
             case 1719: purchase.isInIntroOfferPeriod = try c.boolean(a)
             case 1721: purchase.promotionalOfferIdentifier = try c.string(a)
             case 1722: purchase.undocumentedInteger1722 = try c.integer(a)
-            default: unknown.append(ReceiptStorage.RawAttribute(type: a.type, version: a.version, value: a.value))
+            default: unknown.append(try c.raw(a))
             }
         }
         if unknown.count > unknownStart { purchase.unknown = .pending(unknownStart..<unknown.count) }
