@@ -1,8 +1,8 @@
 // The receipt seam: the simulated App Store hands its app's transaction history to an issuer after
 // every purchase and on refresh, and writes the bytes it returns to the app's receipt file.
 //
-// A real issuer (a PKCS#7 signer with a test PKI, from the ReceiptSigning module) will be plugged
-// in here; until then only the JSON issuer below exists, and it is for tests only.
+// `SignedReceiptIssuer` (SignedReceiptIssuer.swift) is the real issuer: a PKCS#7 receipt signed
+// with a test PKI. The JSON issuer below is for the store's own tests only.
 
 public import Foundation
 public import RMStore
@@ -94,8 +94,8 @@ public struct ReceiptContents: Sendable, Hashable, Codable {
 /// `contents.receiptURL`. A thrown error fails a refresh; after a purchase it is kept in
 /// `SimulatedAppStore.lastReceiptError` and the purchase goes on.
 ///
-/// The production implementation is meant to be a PKCS#7 signer with a test PKI, so that real
-/// verifiers check real signatures end to end.
+/// ``SignedReceiptIssuer`` signs PKCS#7 receipts with a test PKI, so that real verifiers check
+/// real signatures end to end.
 public protocol ReceiptIssuing: Sendable {
     /// The bytes of the receipt for `contents`.
     func issueReceipt(for contents: ReceiptContents) throws -> Data
