@@ -65,6 +65,9 @@ let package = Package(
             dependencies: ["Receipts", "ReceiptVerification"],
             swiftSettings: swiftSettings
         ),
+        // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
+        .target(name: "FuzzTargets", dependencies: ["ASN1", "Receipts"], path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
+        .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
         .executableTarget(
             name: "receipt-tool",
             dependencies: ["ASN1", "Receipts", "ReceiptVerification", "ReceiptSigning", "ReceiptCrypto", "VerifyReceipt"],
@@ -85,7 +88,7 @@ let package = Package(
         ),
 
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptsTests", dependencies: ["ASN1", "Receipts"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptsTests", dependencies: ["ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCryptoTests", dependencies: ["ReceiptCrypto"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptVerificationTests",

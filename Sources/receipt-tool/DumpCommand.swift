@@ -8,7 +8,7 @@ enum DumpCommand {
         name: "dump",
         summary: "Print the fields of a receipt.",
         help: """
-            USAGE: receipt-tool dump <file> [--json] [--compact]
+            USAGE: receipt-tool dump <file> [--json] [--compact] [--payload]
 
             ARGUMENTS:
               <file>        A receipt: DER or BER (Xcode) PKCS#7, base64 text, a verifyReceipt
@@ -18,12 +18,14 @@ enum DumpCommand {
               --json        Print the verifyReceipt-style "receipt" JSON object, with the fields
                             Apple's JSON lacked under extra keys (opaque_value, sha1_hash, ...).
               --compact     With --json, print on one line.
+              --payload     Write the raw payload bytes (what the signature covers) to standard
+                            output instead.
               -h, --help    Show help information.
             """,
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let args = try Arguments(arguments, valued: [], flagNames: ["--json", "--compact"])
+        let args = try Arguments(arguments, valued: [], flagNames: ["--json", "--compact", "--payload"])
         guard args.positional.count == 1 else {
             throw UsageError(args.positional.isEmpty ? "missing <file>" : "expected one <file>")
         }
@@ -43,7 +45,9 @@ enum DumpCommand {
             } catch {
                 throw ToolFailure("\(path): \(error)")
             }
-            if args.flag("--json") {
+            if args.flag("--payload") {
+                FileHandle.standardOutput.write(Data(receipt.payload))
+            } else if args.flag("--json") {
                 printOut(receipt.jsonText(indent: args.flag("--compact") ? 0 : 2))
             } else {
                 printOut(TextLayout.appReceipt(receipt, source: der.count == bytes.count ? "" : " (decoded from text)"))
