@@ -36,7 +36,7 @@ public struct AppReceiptVerifier: Sendable {
     public let limits: ReceiptLimits
 
     private let trustStore: TrustStore
-    private let anchorSet: Set<Certificate>
+    private let anchorSubjects: [String]
     private let requiredChecks: [ReceiptCheck.Name]
 
     /// Creates a verifier that trusts exactly `anchors` and enforces `policy`.
@@ -56,7 +56,7 @@ public struct AppReceiptVerifier: Sendable {
         self.cache = cache
         self.limits = limits
         trustStore = TrustStore(anchors: anchors.certificates)
-        anchorSet = Set(anchors.certificates)
+        anchorSubjects = anchors.certificates.map { "\($0.subject)" }
         requiredChecks =
             [
                 .parse, .trustAnchors, .contentType, .signerCount, .digestAlgorithm, .signerCertificate,
@@ -202,8 +202,8 @@ public struct AppReceiptVerifier: Sendable {
         // The signer certificate, from the cache or parsed now.
         var validatedChain: [Certificate]?
         if let signer {
-            let key = ChainCache.Key(certificates: envelope.certificates.map { Array($0) }, anchors: anchors.identity)
-            let cached = cache?.lookup(key)
+            let key = cache.map { _ in ChainCache.Key(certificates: envelope.certificates, anchors: anchors.identity) }
+            let cached = key.flatMap { cache?.lookup($0) }
             var parsed = cached?.parsed
             if parsed == nil {
                 switch parseCertificates(envelope.certificates) {
@@ -227,7 +227,7 @@ public struct AppReceiptVerifier: Sendable {
                         record(.chain, outcome.chain != nil, outcome.reason)
                         validatedChain = outcome.chain
                     }
-                } else if cached == nil {
+                } else if cached == nil, let key {
                     cache?.store(key, parsed: parsed, chain: nil)
                 }
             }
@@ -235,13 +235,13 @@ public struct AppReceiptVerifier: Sendable {
 
         // Pinned anchor and chain policies, on the validated chain.
         if let chain = validatedChain, let last = chain.last {
-            let pinned = anchorSet.contains(last)
+            // Byte for byte, never by name: the embedded copy of a root is not what is trusted.
+            let anchorIndex = anchors.certificates.firstIndex { $0.derEncoded.count == last.derEncoded.count && $0.derEncoded == last.derEncoded }
             record(
-                .pinnedAnchor, pinned,
-                pinned
-                    ? "ends at the configured anchor \(last.subject)"
-                    : "the chain ends at \(last.subject), which is not one of the configured anchors")
-            if pinned {
+                .pinnedAnchor, anchorIndex != nil,
+                anchorIndex.map { "ends at the configured anchor \(anchorSubjects[$0])" }
+                    ?? "the chain ends at \(last.subject), which is not one of the configured anchors")
+            if anchorIndex != nil {
                 for chainPolicy in policy.chainPolicies {
                     let result = chainPolicy.evaluate(chain: chain, receipt: receipt)
                     switch result {
@@ -274,9 +274,8 @@ public struct AppReceiptVerifier: Sendable {
     /// The SignerInfo's digest: a known digest OID (not a signature OID), not MD5, allowed by the
     /// policy, with absent or NULL parameters, listed in SignedData.digestAlgorithms.
     private func checkDigest(_ signer: SignerInfo, _ envelope: ReceiptEnvelope) -> (digest: DigestAlgorithm?, reason: String) {
-        let oid = signer.digestAlgorithm.oid.description
-        guard let digest = DigestAlgorithm.allCases.first(where: { $0.oid == oid }) else {
-            return (nil, "the digest algorithm \(oid) is not a known digest")
+        guard let digest = Self.digestsByOID[signer.digestAlgorithm.oid] else {
+            return (nil, "the digest algorithm \(signer.digestAlgorithm.oid) is not a known digest")
         }
         guard !digest.isRefusedForSignatures else {
             return (nil, "the digest algorithm is MD5, which is refused")
@@ -293,6 +292,27 @@ public struct AppReceiptVerifier: Sendable {
         return (digest, "\(digest)")
     }
 
+    /// Digest OIDs (not signature OIDs) by value, built once.
+    static let digestsByOID: [ASN1ObjectIdentifier: DigestAlgorithm] = {
+        var table: [ASN1ObjectIdentifier: DigestAlgorithm] = [:]
+        for digest in DigestAlgorithm.allCases {
+            if let oid = ASN1ObjectIdentifier(dotted: digest.oid) { table[oid] = digest }
+        }
+        return table
+    }()
+
+    /// Signature algorithm OIDs by value, built once.
+    static let signatureAlgorithmsByOID: [ASN1ObjectIdentifier: SignatureAlgorithm] = {
+        var table: [ASN1ObjectIdentifier: SignatureAlgorithm] = [:]
+        let digests: [DigestAlgorithm?] = [nil] + DigestAlgorithm.allCases.map { $0 }
+        for digest in digests {
+            for algorithm in [SignatureAlgorithm.rsaPKCS1v15(digest)] + (digest.map { [SignatureAlgorithm.ecdsa($0)] } ?? []) {
+                if let dotted = algorithm.oid, let oid = ASN1ObjectIdentifier(dotted: dotted) { table[oid] = algorithm }
+            }
+        }
+        return table
+    }()
+
     private enum ParseOutcome {
         case success(ChainCache.ParsedCertificates)
         case failure(String)
@@ -304,6 +324,7 @@ public struct AppReceiptVerifier: Sendable {
         var parsed: [Certificate] = []
         var identities: [CertificateIdentity] = []
         var keys: [PublicKey?] = []
+        var labels: [String] = []
         for (index, der) in certificates.enumerated() {
             do throws(ASN1Error) {
                 identities.append(try CertificateIdentity(certificate: der))
@@ -314,11 +335,12 @@ public struct AppReceiptVerifier: Sendable {
                 let certificate = try Certificate(derEncoded: Array(der))
                 parsed.append(certificate)
                 keys.append(try? certificate.publicKey)
+                labels.append("\(certificate.subject), serial \(certificate.serialNumberHex)")
             } catch {
                 return .failure("embedded certificate #\(index) cannot be parsed: \(error.reason)")
             }
         }
-        return .success(ChainCache.ParsedCertificates(certificates: parsed, identities: identities, keys: keys))
+        return .success(ChainCache.ParsedCertificates(certificates: parsed, identities: identities, keys: keys, subjects: labels))
     }
 
     /// The index of the one embedded certificate the SignerInfo names.
@@ -333,12 +355,13 @@ public struct AppReceiptVerifier: Sendable {
             return (nil, "no embedded certificate matches the signer's \(named)")
         }
         // Byte-identical duplicates are harmless; two different certificates with one name are not.
-        let distinct = Set(matches.map { parsed.certificates[$0] })
-        guard distinct.count == 1 else {
-            return (nil, "\(distinct.count) different embedded certificates match the signer identifier")
+        if matches.count > 1 {
+            let distinct = Set(matches.map { parsed.certificates[$0] })
+            guard distinct.count == 1 else {
+                return (nil, "\(distinct.count) different embedded certificates match the signer identifier")
+            }
         }
-        let certificate = parsed.certificates[first]
-        return (first, "embedded certificate #\(first): \(certificate.subject), serial \(certificate.serialNumberHex)")
+        return (first, "embedded certificate #\(first): \(parsed.subjects[first])")
     }
 
     /// Signature algorithm, key strength, signed attributes and the signature itself.
@@ -353,9 +376,9 @@ public struct AppReceiptVerifier: Sendable {
         }
         let kind = publicKey.kind
         // Signature algorithm: known, same key family, same digest when it names one.
-        let algorithmOID = signer.signatureAlgorithm.oid.description
+        let algorithmOID = signer.signatureAlgorithm.oid
         var algorithmConsistent = false
-        if let algorithm = SignatureAlgorithm(oid: algorithmOID) {
+        if let algorithm = Self.signatureAlgorithmsByOID[algorithmOID] {
             switch (algorithm, kind) {
             case (.rsaPKCS1v15(let named), .rsa):
                 algorithmConsistent = named == nil || named == digest
@@ -460,19 +483,19 @@ public struct AppReceiptVerifier: Sendable {
     /// The chain from the cache when a cached window covers `time`, else validated by OpenSSL
     /// (and cached when valid).
     private func validateChain(
-        key: ChainCache.Key, parsed: ChainCache.ParsedCertificates, cachedChains: [ChainCache.ValidatedChain]?,
+        key: ChainCache.Key?, parsed: ChainCache.ParsedCertificates, cachedChains: [ChainCache.ValidatedChain]?,
         signerIndex: Int, at time: Date
     ) -> (chain: [Certificate]?, reason: String) {
         if let hit = cachedChains?.first(where: { $0.signerIndex == signerIndex && $0.covers(time) }) {
             cache?.recordChainHit()
-            return (hit.chain, Self.describe(hit.chain) + " (cached)")
+            return (hit.chain, hit.summary + " (cached)")
         }
         cache?.recordValidation()
         let leaf = parsed.certificates[signerIndex]
         let others = parsed.certificates.indices.filter { $0 != signerIndex }.map { parsed.certificates[$0] }
         switch trustStore.validate(leaf: leaf, intermediates: others, at: time) {
         case .invalid(let failure):
-            if cachedChains == nil { cache?.store(key, parsed: parsed, chain: nil) }
+            if cachedChains == nil, let key { cache?.store(key, parsed: parsed, chain: nil) }
             return (nil, Self.describe(failure, at: time))
         case .valid(let chain):
             // Second line behind OpenSSL, and the window the result may be reused in.
@@ -481,10 +504,14 @@ public struct AppReceiptVerifier: Sendable {
             else {
                 return (nil, "OpenSSL accepted a chain that is not valid at \(ReceiptDate.rfc3339(time)) by its validity dates")
             }
-            cache?.store(
-                key, parsed: parsed,
-                chain: ChainCache.ValidatedChain(signerIndex: signerIndex, chain: chain, notBefore: notBefore, notAfter: notAfter))
-            return (chain, Self.describe(chain))
+            let summary = Self.describe(chain)
+            if let key {
+                cache?.store(
+                    key, parsed: parsed,
+                    chain: ChainCache.ValidatedChain(
+                        signerIndex: signerIndex, chain: chain, notBefore: notBefore, notAfter: notAfter, summary: summary))
+            }
+            return (chain, summary)
         }
     }
 

@@ -70,9 +70,43 @@ public final class ChainCache: Sendable {
 
     // MARK: Internals
 
+    /// The exact certificate bytes and the anchor-set identity, framed into one buffer (each
+    /// certificate preceded by its 4-byte length, then the anchors' identity). Hashing uses a
+    /// SHA-256 of that buffer (computed once, by OpenSSL); equality compares the bytes themselves.
     struct Key: Hashable, Sendable {
-        let certificates: [[UInt8]]
-        let anchors: [UInt8]
+        let framed: [UInt8]
+        let digest: [UInt8]
+
+        init(certificates: [ArraySlice<UInt8>], anchors: [UInt8]) {
+            var framed: [UInt8] = []
+            framed.reserveCapacity(certificates.reduce(anchors.count) { $0 + $1.count + 4 })
+            for certificate in certificates {
+                let count = UInt32(clamping: certificate.count)
+                framed.append(UInt8(truncatingIfNeeded: count >> 24))
+                framed.append(UInt8(truncatingIfNeeded: count >> 16))
+                framed.append(UInt8(truncatingIfNeeded: count >> 8))
+                framed.append(UInt8(truncatingIfNeeded: count))
+                framed.append(contentsOf: certificate)
+            }
+            framed.append(contentsOf: anchors)
+            self.framed = framed
+            // Without a digest every key hashes alike: slower, still exact.
+            digest = (try? Digest.hash(.sha256, framed)) ?? []
+        }
+
+        func hash(into hasher: inout Hasher) {
+            digest.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            guard lhs.digest == rhs.digest, lhs.framed.count == rhs.framed.count else { return false }
+            return lhs.framed.withUnsafeBytes { left in
+                rhs.framed.withUnsafeBytes { right in
+                    guard let l = left.baseAddress, let r = right.baseAddress else { return left.count == right.count }
+                    return memcmp(l, r, left.count) == 0
+                }
+            }
+        }
     }
 
     /// The parsed form of the certificates embedded in a receipt.
@@ -81,6 +115,8 @@ public final class ChainCache: Sendable {
         let identities: [CertificateIdentity]
         /// The public key of each certificate, nil when OpenSSL cannot decode it.
         let keys: [PublicKey?]
+        /// Each certificate's subject, rendered once for messages.
+        let subjects: [String]
     }
 
     struct ValidatedChain: Sendable {
@@ -88,6 +124,8 @@ public final class ChainCache: Sendable {
         let chain: [Certificate]
         let notBefore: Date
         let notAfter: Date
+        /// The chain's common names, rendered once for messages.
+        let summary: String
 
         func covers(_ time: Date) -> Bool { time >= notBefore && time < notAfter }
     }
@@ -113,11 +151,11 @@ public final class ChainCache: Sendable {
     /// The parsed certificates for `key` and the chains validated for them, if cached.
     func lookup(_ key: Key) -> (parsed: ParsedCertificates, chains: [ValidatedChain])? {
         state.withLock { state in
-            guard var entry = state.entries[key] else { return nil }
+            guard let index = state.entries.index(forKey: key) else { return nil }
             state.clock &+= 1
-            entry.lastUse = state.clock
-            state.entries[key] = entry
+            state.entries.values[index].lastUse = state.clock
             state.certificateHits += 1
+            let entry = state.entries.values[index]
             return (entry.parsed, entry.chains)
         }
     }

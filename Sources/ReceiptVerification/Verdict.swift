@@ -138,7 +138,7 @@ public struct ReceiptCheck: Sendable, Hashable, CustomStringConvertible {
 
 /// The outcome of verifying one receipt: every check that ran, with its reason, the parsed receipt
 /// and the validated chain. Never a bare Bool, never a throw.
-public struct ReceiptVerdict: Sendable {
+public struct ReceiptVerdict: Sendable, CustomStringConvertible {
     /// True only when every check passed and every check the configuration requires ran.
     public let isValid: Bool
     /// The checks in the order they ran. A check that could not run because an earlier one failed
@@ -165,8 +165,11 @@ public struct ReceiptVerdict: Sendable {
         self.receipt = receipt
         self.chain = chain
         self.validationTime = validationTime
-        let passed = Set(checks.lazy.filter(\.passed).map(\.name))
-        isValid = !checks.isEmpty && checks.allSatisfy(\.passed) && required.allSatisfy { passed.contains($0) }
+        // Every check passed, and every required check is among them (a linear scan: both lists
+        // hold about twenty names, and this runs for every receipt).
+        isValid =
+            !checks.isEmpty && checks.allSatisfy(\.passed)
+            && required.allSatisfy { name in checks.contains { $0.name == name } }
     }
 
     /// The checks that failed, in order.
@@ -177,4 +180,9 @@ public struct ReceiptVerdict: Sendable {
 
     /// The outcome of the check named `name`, if it ran.
     public func check(_ name: ReceiptCheck.Name) -> ReceiptCheck? { checks.first { $0.name == name } }
+
+    /// `valid` or `invalid`, then one line per check.
+    public var description: String {
+        ([isValid ? "valid" : "invalid"] + checks.map { "  \($0)" }).joined(separator: "\n")
+    }
 }

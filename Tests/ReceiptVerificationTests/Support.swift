@@ -80,20 +80,6 @@ enum PKIs {
     static let apple = make()
     /// A second, unrelated Apple-shaped PKI.
     static let other = make()
-    /// A self-made root whose subject copies Apple Inc. Root's name exactly.
-    static let copycat = make {
-        $0.rootSubject = [("C", "US"), ("O", "Apple Inc."), ("OU", "Apple Certification Authority"), ("CN", "Apple Root CA")]
-    }
-    /// A PKI whose intermediate and leaf lack Apple's marker extensions.
-    static let unmarked = make {
-        $0.intermediateMarker = false
-        $0.leafMarker = false
-    }
-    /// A PKI whose leaf is valid only during 2021.
-    static let shortLivedLeaf = make {
-        $0.leafNotBefore = utc(2021, 1, 1)
-        $0.leafNotAfter = utc(2022, 1, 1)
-    }
     /// A PKI with 1024-bit RSA keys.
     static let weak = make { $0.keyBits = 1024 }
 
@@ -106,6 +92,52 @@ enum PKIs {
         }
     }()
 }
+
+/// A three-certificate chain made from existing keys (no key generation), for variations of a PKI.
+struct Chain {
+    var root: Certificate
+    var intermediate: Certificate
+    var leaf: Certificate
+    var leafKey: PrivateKey
+
+    /// A signer embedding leaf, intermediate and root, as Apple does.
+    func signer(digest: DigestAlgorithm = .sha256) -> ReceiptSigner {
+        ReceiptSigner(key: leafKey, certificate: leaf, chain: [intermediate, root], digest: digest)
+    }
+
+    /// Re-issues `pki`'s certificates with its keys: optionally another root subject, without
+    /// markers, or with another leaf validity.
+    static func derived(
+        from pki: TestPKI, rootSubject: [(String, String)]? = nil, intermediateMarker: Bool = true, leafMarker: Bool = true,
+        leafNotBefore: Date? = nil, leafNotAfter: Date? = nil
+    ) throws -> Chain {
+        let defaults = TestPKI.Options()
+        var rootBuilder = CertificateBuilder(
+            subject: rootSubject ?? defaults.rootSubject, serialNumber: 11, notBefore: defaults.notBefore,
+            notAfter: defaults.notAfter, publicKey: try pki.rootKey.publicKey)
+        rootBuilder.basicConstraints = .ca()
+        rootBuilder.keyUsage = [.keyCertSign, .cRLSign]
+        let root = try rootBuilder.selfSigned(with: pki.rootKey)
+        var intermediateBuilder = CertificateBuilder(
+            subject: defaults.intermediateSubject, serialNumber: 12, notBefore: defaults.notBefore,
+            notAfter: defaults.notAfter, publicKey: try pki.intermediateKey.publicKey)
+        intermediateBuilder.basicConstraints = .ca(pathLength: 0)
+        intermediateBuilder.keyUsage = [.keyCertSign, .cRLSign]
+        if intermediateMarker { intermediateBuilder.customExtensions = [.marker(oid: TestPKI.intermediateMarkerOID)] }
+        let intermediate = try intermediateBuilder.issued(by: root, signingKey: pki.rootKey)
+        var leafBuilder = CertificateBuilder(
+            subject: defaults.leafSubject, serialNumber: 13, notBefore: leafNotBefore ?? defaults.notBefore,
+            notAfter: leafNotAfter ?? defaults.notAfter, publicKey: try pki.leafKey.publicKey)
+        leafBuilder.basicConstraints = .endEntity
+        leafBuilder.keyUsage = [.digitalSignature]
+        if leafMarker { leafBuilder.customExtensions = [.marker(oid: TestPKI.leafMarkerOID)] }
+        let leaf = try leafBuilder.issued(by: intermediate, signingKey: pki.intermediateKey)
+        return Chain(root: root, intermediate: intermediate, leaf: leaf, leafKey: pki.leafKey)
+    }
+}
+
+/// Apple Inc. Root's subject, copied by a self-made root in the tests.
+let appleRootSubject = [("C", "US"), ("O", "Apple Inc."), ("OU", "Apple Certification Authority"), ("CN", "Apple Root CA")]
 
 /// A sample receipt for signing: bundle com.example.app 1.2.3, created 2024-08-06T12:00:00Z,
 /// bound to device 11223344-5566-7788-99AA-BBCCDDEEFF00.
