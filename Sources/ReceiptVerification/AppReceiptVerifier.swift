@@ -195,8 +195,12 @@ public struct AppReceiptVerifier: Sendable {
             validationTime = now
             record(.validationTime, true, "now, \(ReceiptDate.rfc3339(now))")
         case .fixed(let date):
-            validationTime = date
-            record(.validationTime, true, "the fixed time \(ReceiptDate.rfc3339(date))")
+            if Self.isRepresentable(date) {
+                validationTime = date
+                record(.validationTime, true, "the fixed time \(ReceiptDate.rfc3339(date))")
+            } else {
+                record(.validationTime, false, "the fixed time \(date.timeIntervalSince1970) s is not between the years 1 and 9999")
+            }
         }
 
         // The signer certificate, from the cache or parsed now.
@@ -611,6 +615,12 @@ public struct AppReceiptVerifier: Sendable {
             unchecked.append(.expirationDate)
         }
         return unchecked
+    }
+
+    /// Whether `date` is finite and within the years 1-9999 (what X.509 and RFC 3339 can express).
+    static func isRepresentable(_ date: Date) -> Bool {
+        let seconds = date.timeIntervalSince1970
+        return seconds.isFinite && seconds >= -62_135_596_800 && seconds <= 253_402_300_799
     }
 
     private static func quoted(_ text: String?) -> String {

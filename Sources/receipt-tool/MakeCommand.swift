@@ -85,7 +85,9 @@ enum MakeCommand {
         } catch {
             throw ToolFailure("\(keyPath): \(error)")
         }
-        let certificate = try loadCertificates(certificatePath)[0]
+        guard let certificate = try loadCertificates(certificatePath).first else {
+            throw ToolFailure("\(certificatePath): no certificate")
+        }
         var chain: [Certificate] = []
         for path in args.values("--chain") { chain += try loadCertificates(path) }
 

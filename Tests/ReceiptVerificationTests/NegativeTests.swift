@@ -378,6 +378,29 @@ import Testing
         #expect(ignored.isValid && ignored.unchecked.contains(.expirationDate))
     }
 
+    @Test(arguments: [Double.nan, .infinity, -1e300, 1e300])
+    func unrepresentableFixedTimesFailTheValidationTimeCheck(seconds: Double) throws {
+        let verdict = verifier.verify(try signed(), at: .fixed(Date(timeIntervalSince1970: seconds)))
+        #expect(verdict.firstFailure?.name == .validationTime, "\(verdict)")
+        #expect(verdict.check(.chain) == nil)
+        #expect(verdict.isValid == false)
+    }
+
+    @Test func ecdsaSignerKeysAreAcceptedWhenConsistent() throws {
+        let key = try PrivateKey.generateP256()
+        var builder = CertificateBuilder(
+            subject: [("CN", "EC Receipt Signing")], serialNumber: 99, notBefore: utc(2020, 1, 1), notAfter: utc(2030, 1, 1),
+            publicKey: try key.publicKey)
+        builder.basicConstraints = .endEntity
+        builder.customExtensions = [.marker(oid: TestPKI.leafMarkerOID)]
+        let leaf = try builder.issued(by: pki.intermediate, signingKey: pki.intermediateKey)
+        let bytes = try ReceiptSigner(key: key, certificate: leaf, chain: [pki.intermediate, pki.root]).sign(sampleReceipt())
+        let verdict = verifier.verify(bytes)
+        #expect(verdict.isValid, "\(verdict)")
+        #expect(verdict.check(.signatureAlgorithm)?.reason == "ecdsa-with-SHA256")
+        #expect(verdict.check(.signerKey)?.reason.hasPrefix("EC") == true)
+    }
+
     @Test func nowIsReadAtValidationTime() throws {
         let verdict = verifier.verify(try signed(), at: .now)
         #expect(verdict.isValid, "\(verdict.summary)")
