@@ -1,52 +1,11 @@
 import Foundation
 import Testing
 
-/// Runs the built `receipt-tool` executable (the test target depends on it, so it is built next
-/// to the test bundle) and checks exit statuses and output.
-enum Tool {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+extension ReceiptTool {
     static let testReceipts = packageRoot.appendingPathComponent("TestReceipts")
 
-    /// The executable: beside the test bundle, else in the package's debug build folder.
-    static let executable: URL? = {
-        let candidates = [
-            Bundle.main.bundleURL.appendingPathComponent("receipt-tool"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("receipt-tool"),
-            packageRoot.appendingPathComponent(".build/debug/receipt-tool"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    static func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
-        let executable = try #require(executable, "receipt-tool is built next to the tests")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("receipt-tool-\(UUID())")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let out = scratch.appendingPathComponent("stdout")
-        let err = scratch.appendingPathComponent("stderr")
-        let input = scratch.appendingPathComponent("stdin")
-        try Data((stdin ?? "").utf8).write(to: input)
-        try Data().write(to: out)
-        try Data().write(to: err)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
-        process.standardInput = try FileHandle(forReadingFrom: input)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
-            stderr: try String(contentsOf: err, encoding: .utf8))
+    static func run(_ arguments: [String], stdin text: String) throws -> Result {
+        try run(arguments, stdin: Data(text.utf8))
     }
 
     static func temporaryDirectory() throws -> URL {
@@ -57,10 +16,10 @@ enum Tool {
 }
 
 @Suite struct VerifyCommandTests {
-    let g5 = "TestReceipts/receipt-sandbox-g5.der"
+    let g5 = ReceiptTool.fixture("receipt-sandbox-g5.der")
 
     @Test func validReceiptExitsZeroAndPrintsEveryCheck() throws {
-        let result = try Tool.run(["verify", g5, "--bundle-id", "dev.bonzer.weeka.app", "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7"])
+        let result = try ReceiptTool.run(["verify", g5, "--bundle-id", "dev.bonzer.weeka.app", "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("receipt-sandbox-g5.der: VALID"))
         for name in ["signature", "chain", "pinnedAnchor", "leafMarker", "intermediateMarker", "bundleIdentifier", "deviceHash"] {
@@ -70,7 +29,7 @@ enum Tool {
     }
 
     @Test func expiredChainTodayExitsOne() throws {
-        let result = try Tool.run(["verify", g5, "--at", "2026-11-29"])
+        let result = try ReceiptTool.run(["verify", g5, "--at", "2026-11-29"])
         #expect(result.status == 1)
         #expect(result.stdout.contains("✗ chain"))
         #expect(result.stdout.contains("certificate has expired"))
@@ -78,27 +37,27 @@ enum Tool {
     }
 
     @Test func wrongExpectationExitsOne() throws {
-        let result = try Tool.run(["verify", g5, "--bundle-id", "com.example.other"])
+        let result = try ReceiptTool.run(["verify", g5, "--bundle-id", "com.example.other"])
         #expect(result.status == 1)
         #expect(result.stdout.contains("✗ bundleIdentifier"))
     }
 
     @Test func xcodeReceiptNeedsTheXcodeAnchor() throws {
-        let xcode = "TestReceipts/receipt-xcode.der"
-        #expect(try Tool.run(["verify", xcode, "--anchor", "xcode"]).status == 0)
-        #expect(try Tool.run(["verify", xcode]).status == 1)
-        #expect(try Tool.run(["verify", xcode, "--anchor", "TestReceipts/certs/StoreKitTestCertificate.cer", "--policy", "xcode"]).status == 0)
+        let xcode = ReceiptTool.fixture("receipt-xcode.der")
+        #expect(try ReceiptTool.run(["verify", xcode, "--anchor", "xcode"]).status == 0)
+        #expect(try ReceiptTool.run(["verify", xcode]).status == 1)
+        #expect(try ReceiptTool.run(["verify", xcode, "--anchor", ReceiptTool.fixture("certs/StoreKitTestCertificate.cer"), "--policy", "xcode"]).status == 0)
     }
 
     @Test func unreadableAnchorExitsOne() throws {
-        let missing = try Tool.run(["verify", g5, "--anchor", "/no/such/anchor.pem"])
+        let missing = try ReceiptTool.run(["verify", g5, "--anchor", "/no/such/anchor.pem"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no such file"), "\(missing.stderr)")
         #expect(missing.stdout.isEmpty, "nothing is verified without the anchor")
-        let garbage = try Tool.run(["verify", g5, "--anchor", "TestReceipts/README.md"])
+        let garbage = try ReceiptTool.run(["verify", g5, "--anchor", ReceiptTool.fixture("README.md")])
         #expect(garbage.status == 1)
         #expect(garbage.stderr.contains("not a DER or PEM certificate"), "\(garbage.stderr)")
-        let wrong = try Tool.run(["verify", g5, "--anchor", "TestReceipts/certs/frank4dd-cacert.der"])
+        let wrong = try ReceiptTool.run(["verify", g5, "--anchor", ReceiptTool.fixture("certs/frank4dd-cacert.der")])
         #expect(wrong.status == 1)
         #expect(wrong.stdout.contains("✗ chain"))
     }
@@ -108,27 +67,27 @@ enum Tool {
         ["verify", "x", "--policy", "lax"], ["verify", "x", "--environment", "moon"], ["verify", "-", "-"], ["verify", "x", "--jobs", "0"],
     ])
     func usageErrorsExit64(arguments: [String]) throws {
-        let result = try Tool.run(arguments)
+        let result = try ReceiptTool.run(arguments)
         #expect(result.status == 64, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains("Error:"))
         #expect(result.stderr.contains("USAGE: receipt-tool verify"))
     }
 
     @Test func helpExitsZero() throws {
-        let result = try Tool.run(["verify", "--help"])
+        let result = try ReceiptTool.run(["verify", "--help"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("USAGE: receipt-tool verify"))
     }
 
     @Test func unreadableInputIsCountedAndFails() throws {
-        let result = try Tool.run(["verify", g5, "/no/such/receipt.der", "TestReceipts/not_a_receipt"])
+        let result = try ReceiptTool.run(["verify", g5, "/no/such/receipt.der", ReceiptTool.fixture("not_a_receipt")])
         #expect(result.status == 1)
         #expect(result.stdout.contains("/no/such/receipt.der: UNREADABLE"))
         #expect(result.stdout.contains("3 receipts: 1 valid, 0 invalid, 2 unreadable"))
     }
 
     @Test func batchOverADirectoryWritesOneJSONLinePerReceiptInOrder() throws {
-        let directory = try Tool.temporaryDirectory()
+        let directory = try ReceiptTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let copies = [
             ("a-valid.der", "receipt-sandbox-g5.der"), ("b-xcode.der", "receipt-xcode.der"), ("c-garbage.der", "not_a_receipt"),
@@ -136,9 +95,9 @@ enum Tool {
         ]
         for (name, source) in copies {
             try FileManager.default.copyItem(
-                at: Tool.testReceipts.appendingPathComponent(source), to: directory.appendingPathComponent(name))
+                at: ReceiptTool.testReceipts.appendingPathComponent(source), to: directory.appendingPathComponent(name))
         }
-        let result = try Tool.run(["verify", directory.path, "--json", "--jobs", "3"])
+        let result = try ReceiptTool.run(["verify", directory.path, "--json", "--jobs", "3"])
         #expect(result.status == 1)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 4)
@@ -155,10 +114,10 @@ enum Tool {
 
     @Test func jsonLinesOnStandardInput() throws {
         let receipts = ["receipt-sandbox-g5.der", "receipt-watch.der"].map {
-            (try? Data(contentsOf: Tool.testReceipts.appendingPathComponent($0)).base64EncodedString()) ?? ""
+            (try? Data(contentsOf: ReceiptTool.testReceipts.appendingPathComponent($0)).base64EncodedString()) ?? ""
         }
         let input = receipts.map { "{\"receipt-data\": \"\($0)\"}" }.joined(separator: "\n") + "\n{\"nothing\": true}\n\n"
-        let result = try Tool.run(["verify", "-", "--json"], stdin: input)
+        let result = try ReceiptTool.run(["verify", "-", "--json"], stdin: input)
         #expect(result.status == 1)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
@@ -184,9 +143,9 @@ enum Tool {
 
     @Test(arguments: ["sha1", "sha256"])
     func pkiThenMakeThenVerifyRoundTrip(digest: String) throws {
-        let directory = try Tool.temporaryDirectory()
+        let directory = try ReceiptTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pki = try Tool.run(["pki", directory.path, "--digest", digest])
+        let pki = try ReceiptTool.run(["pki", directory.path, "--digest", digest])
         #expect(pki.status == 0, "\(pki.stderr)")
         for name in ["root.pem", "root-key.pem", "intermediate.pem", "intermediate-key.pem", "leaf.pem", "leaf-key.pem"] {
             #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), "\(name)")
@@ -195,7 +154,7 @@ enum Tool {
         try Data(Self.description.utf8).write(to: descriptionFile)
         let out = directory.appendingPathComponent("receipt.der")
         let device = "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE"
-        let make = try Tool.run([
+        let make = try ReceiptTool.run([
             "make", descriptionFile.path, "--key", directory.appendingPathComponent("leaf-key.pem").path,
             "--cert", directory.appendingPathComponent("leaf.pem").path,
             "--chain", directory.appendingPathComponent("intermediate.pem").path,
@@ -204,64 +163,64 @@ enum Tool {
         #expect(make.status == 0, "\(make.stderr)")
         #expect(make.stdout.contains("DER (App Store), \(digest), 3 certificates, 1 in-app purchase"))
         let root = directory.appendingPathComponent("root.pem").path
-        let verify = try Tool.run([
+        let verify = try ReceiptTool.run([
             "verify", out.path, "--anchor", root, "--bundle-id", "com.example.tool", "--app-version", "7", "--device-id", device,
         ])
         #expect(verify.status == 0, "\(verify.stdout)")
         #expect(verify.stdout.contains("✓ digestAlgorithm      \(digest)"))
         // Bound to that device only, and trusted by that root only.
-        #expect(try Tool.run(["verify", out.path, "--anchor", root, "--device-id", "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEF"]).status == 1)
-        #expect(try Tool.run(["verify", out.path]).status == 1)
+        #expect(try ReceiptTool.run(["verify", out.path, "--anchor", root, "--device-id", "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEF"]).status == 1)
+        #expect(try ReceiptTool.run(["verify", out.path]).status == 1)
         // What dump prints, make rebuilds into the same receipt.
-        let dump = try Tool.run(["dump", "--json", out.path])
+        let dump = try ReceiptTool.run(["dump", "--json", out.path])
         #expect(dump.status == 0)
         let dumped = directory.appendingPathComponent("dumped.json")
         try Data(dump.stdout.utf8).write(to: dumped)
         let again = directory.appendingPathComponent("again.der")
-        let remake = try Tool.run([
+        let remake = try ReceiptTool.run([
             "make", dumped.path, "--key", directory.appendingPathComponent("leaf-key.pem").path,
             "--cert", directory.appendingPathComponent("leaf.pem").path, "--chain", directory.appendingPathComponent("intermediate.pem").path,
             "--chain", root, "--digest", digest, "-o", again.path,
         ])
         #expect(remake.status == 0, "\(remake.stderr)")
-        #expect(try Tool.run(["dump", "--json", again.path]).stdout == dump.stdout)
+        #expect(try ReceiptTool.run(["dump", "--json", again.path]).stdout == dump.stdout)
     }
 
     @Test func xcodePKIAndBERLayout() throws {
-        let directory = try Tool.temporaryDirectory()
+        let directory = try ReceiptTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(try Tool.run(["pki", directory.path, "--xcode"]).status == 0)
+        #expect(try ReceiptTool.run(["pki", directory.path, "--xcode"]).status == 0)
         let descriptionFile = directory.appendingPathComponent("receipt.json")
         try Data(Self.description.replacingOccurrences(of: "ProductionSandbox", with: "Xcode").utf8).write(to: descriptionFile)
         let out = directory.appendingPathComponent("xcode.der")
-        let make = try Tool.run([
+        let make = try ReceiptTool.run([
             "make", descriptionFile.path, "--key", directory.appendingPathComponent("storekit-key.pem").path,
             "--cert", directory.appendingPathComponent("storekit.pem").path, "--ber", "-o", out.path,
         ])
         #expect(make.status == 0, "\(make.stderr)")
         #expect(make.stdout.contains("BER (Xcode)"))
         let anchor = directory.appendingPathComponent("storekit.pem").path
-        #expect(try Tool.run(["verify", out.path, "--anchor", anchor, "--policy", "xcode"]).status == 0)
-        let appStorePolicy = try Tool.run(["verify", out.path, "--anchor", anchor])
+        #expect(try ReceiptTool.run(["verify", out.path, "--anchor", anchor, "--policy", "xcode"]).status == 0)
+        let appStorePolicy = try ReceiptTool.run(["verify", out.path, "--anchor", anchor])
         #expect(appStorePolicy.status == 1)
         #expect(appStorePolicy.stdout.contains("✗ chainLength"))
-        #expect(try Tool.run(["dump", out.path]).stdout.contains("BER"))
+        #expect(try ReceiptTool.run(["dump", out.path]).stdout.contains("BER"))
     }
 
     @Test func makeAndPKIUsageAndFailures() throws {
-        let directory = try Tool.temporaryDirectory()
+        let directory = try ReceiptTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let descriptionFile = directory.appendingPathComponent("receipt.json")
         try Data(Self.description.utf8).write(to: descriptionFile)
-        #expect(try Tool.run(["make", descriptionFile.path, "--cert", "x.pem", "-o", "out.der"]).status == 64, "missing --key")
-        #expect(try Tool.run(["make", descriptionFile.path, "--key", "k", "--cert", "c", "--digest", "md5", "-o", "o"]).status == 64)
-        let missingKey = try Tool.run(["make", descriptionFile.path, "--key", "/no/key.pem", "--cert", "/no/cert.pem", "-o", "o.der"])
+        #expect(try ReceiptTool.run(["make", descriptionFile.path, "--cert", "x.pem", "-o", "out.der"]).status == 64, "missing --key")
+        #expect(try ReceiptTool.run(["make", descriptionFile.path, "--key", "k", "--cert", "c", "--digest", "md5", "-o", "o"]).status == 64)
+        let missingKey = try ReceiptTool.run(["make", descriptionFile.path, "--key", "/no/key.pem", "--cert", "/no/cert.pem", "-o", "o.der"])
         #expect(missingKey.status == 1)
         #expect(missingKey.stderr.contains("no such file"))
         let badJSON = directory.appendingPathComponent("bad.json")
         try Data("{ not json".utf8).write(to: badJSON)
-        #expect(try Tool.run(["make", badJSON.path, "--key", "k", "--cert", "c", "-o", "o"]).status == 1)
-        #expect(try Tool.run(["pki"]).status == 64)
-        #expect(try Tool.run(["pki", directory.path, "--digest", "md5"]).status == 64)
+        #expect(try ReceiptTool.run(["make", badJSON.path, "--key", "k", "--cert", "c", "-o", "o"]).status == 1)
+        #expect(try ReceiptTool.run(["pki"]).status == 64)
+        #expect(try ReceiptTool.run(["pki", directory.path, "--digest", "md5"]).status == 64)
     }
 }
