@@ -203,37 +203,32 @@ public struct AppReceiptVerifier: Sendable {
             }
         }
 
-        // The signer certificate, from the cache or parsed now.
+        // The signer certificate: found by the identifier in Swift, parsed by OpenSSL (or cached).
         var validatedChain: [Certificate]?
         if let signer {
-            let key = cache.map { _ in ChainCache.Key(certificates: envelope.certificates, anchors: anchors.identity) }
-            let cached = key.flatMap { cache?.lookup($0) }
-            var parsed = cached?.parsed
-            if parsed == nil {
-                switch parseCertificates(envelope.certificates) {
-                case .success(let value): parsed = value
-                case .failure(let reason): record(.signerCertificate, false, reason)
-                }
-            }
-            if let parsed {
-                let located = locateSigner(signer, in: parsed)
-                record(.signerCertificate, located.index != nil, located.reason)
-                if let signerIndex = located.index {
-                    let certificate = parsed.certificates[signerIndex]
-                    let publicKey = parsed.keys[signerIndex]
+            let located = locateSigner(signer, in: envelope.certificates)
+            if let signerIndex = located.index, envelope.certificates.indices.contains(signerIndex) {
+                let signerDER = envelope.certificates[signerIndex]
+                let key = cache.map { _ in ChainCache.Key(signer: signerDER, anchors: anchors.identity) }
+                let cached = key.flatMap { cache?.lookup($0) }
+                switch cached.map({ .success($0.signer) }) ?? parseSigner(signerDER, index: signerIndex) {
+                case .failure(let reason):
+                    record(.signerCertificate, false, reason)
+                case .success(let parsedSigner):
+                    record(.signerCertificate, true, "embedded certificate #\(signerIndex): \(parsedSigner.label)")
                     checkKeyAndSignature(
-                        signer, certificate: certificate, publicKey: publicKey, digest: digest, payload: envelope.payload,
+                        signer, publicKey: parsedSigner.publicKey, digest: digest, payload: envelope.payload,
                         contentType: envelope.contentType, record: record)
                     if let validationTime {
                         let outcome = validateChain(
-                            key: key, parsed: parsed, cachedChains: cached?.chains, signerIndex: signerIndex,
-                            at: validationTime)
+                            key: key, signer: parsedSigner, cachedChains: cached?.chains, signerIndex: signerIndex,
+                            embedded: envelope.certificates, at: validationTime)
                         record(.chain, outcome.chain != nil, outcome.reason)
                         validatedChain = outcome.chain
                     }
-                } else if cached == nil, let key {
-                    cache?.store(key, parsed: parsed, chain: nil)
                 }
+            } else {
+                record(.signerCertificate, false, located.reason)
             }
         }
 
@@ -317,39 +312,36 @@ public struct AppReceiptVerifier: Sendable {
         return table
     }()
 
-    private enum ParseOutcome {
-        case success(ChainCache.ParsedCertificates)
+    private enum SignerOutcome {
+        case success(ChainCache.Signer)
         case failure(String)
     }
 
-    /// Parses every embedded certificate (identity in Swift, the certificate and key with OpenSSL).
-    private func parseCertificates(_ certificates: [ArraySlice<UInt8>]) -> ParseOutcome {
-        guard !certificates.isEmpty else { return .failure("the receipt embeds no certificates") }
-        var parsed: [Certificate] = []
-        var identities: [CertificateIdentity] = []
-        var keys: [PublicKey?] = []
-        var labels: [String] = []
-        for (index, der) in certificates.enumerated() {
-            do throws(ASN1Error) {
-                identities.append(try CertificateIdentity(certificate: der))
-            } catch {
-                return .failure("embedded certificate #\(index) is not a DER X.509 certificate: \(error.reason)")
-            }
-            do throws(CryptoError) {
-                let certificate = try Certificate(derEncoded: Array(der))
-                parsed.append(certificate)
-                keys.append(try? certificate.publicKey)
-                labels.append("\(certificate.subject), serial \(certificate.serialNumberHex)")
-            } catch {
-                return .failure("embedded certificate #\(index) cannot be parsed: \(error.reason)")
-            }
+    /// Parses the signer certificate and its key with OpenSSL.
+    private func parseSigner(_ der: ArraySlice<UInt8>, index: Int) -> SignerOutcome {
+        do throws(CryptoError) {
+            let certificate = try Certificate(derEncoded: Array(der))
+            return .success(
+                ChainCache.Signer(
+                    certificate: certificate, publicKey: try? certificate.publicKey,
+                    label: "\(certificate.subject), serial \(certificate.serialNumberHex)"))
+        } catch {
+            return .failure("embedded certificate #\(index), the signer's, cannot be parsed: \(error.reason)")
         }
-        return .success(ChainCache.ParsedCertificates(certificates: parsed, identities: identities, keys: keys, subjects: labels))
     }
 
-    /// The index of the one embedded certificate the SignerInfo names.
-    private func locateSigner(_ signer: SignerInfo, in parsed: ChainCache.ParsedCertificates) -> (index: Int?, reason: String) {
-        let matches = parsed.identities.indices.filter { parsed.identities[$0].matches(signer.signerIdentifier) }
+    /// The index of the one embedded certificate the SignerInfo names, found by reading each
+    /// certificate's issuer, serial number and key identifier in Swift.
+    private func locateSigner(_ signer: SignerInfo, in certificates: [ArraySlice<UInt8>]) -> (index: Int?, reason: String) {
+        guard !certificates.isEmpty else { return (nil, "the receipt embeds no certificates") }
+        var matches: [Int] = []
+        for (index, der) in certificates.enumerated() {
+            do throws(ASN1Error) {
+                if try CertificateIdentity.certificate(der, matches: signer.signerIdentifier) { matches.append(index) }
+            } catch {
+                return (nil, "embedded certificate #\(index) is not a DER X.509 certificate: \(error.reason)")
+            }
+        }
         guard let first = matches.first else {
             let named: String
             switch signer.signerIdentifier {
@@ -359,18 +351,15 @@ public struct AppReceiptVerifier: Sendable {
             return (nil, "no embedded certificate matches the signer's \(named)")
         }
         // Byte-identical duplicates are harmless; two different certificates with one name are not.
-        if matches.count > 1 {
-            let distinct = Set(matches.map { parsed.certificates[$0] })
-            guard distinct.count == 1 else {
-                return (nil, "\(distinct.count) different embedded certificates match the signer identifier")
-            }
+        for other in matches.dropFirst() where !bytesEqual(certificates[other], certificates[first]) {
+            return (nil, "embedded certificates #\(first) and #\(other) differ but both match the signer identifier")
         }
-        return (first, "embedded certificate #\(first): \(parsed.subjects[first])")
+        return (first, "")
     }
 
     /// Signature algorithm, key strength, signed attributes and the signature itself.
     private func checkKeyAndSignature(
-        _ signer: SignerInfo, certificate: Certificate, publicKey: PublicKey?, digest: DigestAlgorithm?,
+        _ signer: SignerInfo, publicKey: PublicKey?, digest: DigestAlgorithm?,
         payload: ArraySlice<UInt8>, contentType: ASN1ObjectIdentifier,
         record: (ReceiptCheck.Name, Bool, @autoclosure () -> String) -> Void
     ) {
@@ -484,36 +473,44 @@ public struct AppReceiptVerifier: Sendable {
         return (true, "contentType id-data and messageDigest = \(digest)(payload)")
     }
 
-    /// The chain from the cache when a cached window covers `time`, else validated by OpenSSL
-    /// (and cached when valid).
+    /// The chain from the cache when a cached chain applies (time inside its window, its
+    /// intermediates among the receipt's certificates), else validated by OpenSSL with the
+    /// receipt's other certificates as untrusted intermediates (and cached when valid).
     private func validateChain(
-        key: ChainCache.Key?, parsed: ChainCache.ParsedCertificates, cachedChains: [ChainCache.ValidatedChain]?,
-        signerIndex: Int, at time: Date
+        key: ChainCache.Key?, signer: ChainCache.Signer, cachedChains: [ChainCache.ValidatedChain]?, signerIndex: Int,
+        embedded: [ArraySlice<UInt8>], at time: Date
     ) -> (chain: [Certificate]?, reason: String) {
-        if let hit = cachedChains?.first(where: { $0.signerIndex == signerIndex && $0.covers(time) }) {
+        if let hit = cachedChains?.first(where: { $0.applies(at: time, embedded: embedded) }) {
             cache?.recordChainHit()
             return (hit.chain, hit.summary + " (cached)")
         }
         cache?.recordValidation()
-        let leaf = parsed.certificates[signerIndex]
-        let others = parsed.certificates.indices.filter { $0 != signerIndex }.map { parsed.certificates[$0] }
-        switch trustStore.validate(leaf: leaf, intermediates: others, at: time) {
+        var others: [Certificate] = []
+        for (index, der) in embedded.enumerated() where index != signerIndex {
+            do throws(CryptoError) {
+                others.append(try Certificate(derEncoded: Array(der)))
+            } catch {
+                return (nil, "embedded certificate #\(index) cannot be parsed: \(error.reason)")
+            }
+        }
+        switch trustStore.validate(leaf: signer.certificate, intermediates: others, at: time) {
         case .invalid(let failure):
-            if cachedChains == nil, let key { cache?.store(key, parsed: parsed, chain: nil) }
             return (nil, Self.describe(failure, at: time))
         case .valid(let chain):
             // Second line behind OpenSSL, and the window the result may be reused in.
             guard let notBefore = chain.map(\.notBefore).max(), let notAfter = chain.map(\.notAfter).min(),
-                time >= notBefore, time < notAfter
+                time >= notBefore, time < notAfter, chain.count >= 1
             else {
                 return (nil, "OpenSSL accepted a chain that is not valid at \(ReceiptDate.rfc3339(time)) by its validity dates")
             }
             let summary = Self.describe(chain)
             if let key {
+                let intermediates = chain.dropFirst().dropLast().map(\.derEncoded)
                 cache?.store(
-                    key, parsed: parsed,
+                    key, signer: signer,
                     chain: ChainCache.ValidatedChain(
-                        signerIndex: signerIndex, chain: chain, notBefore: notBefore, notAfter: notAfter, summary: summary))
+                        chain: chain, intermediates: Array(intermediates), notBefore: notBefore, notAfter: notAfter,
+                        summary: summary))
             }
             return (chain, summary)
         }

@@ -50,6 +50,23 @@ struct CertificateIdentity: Sendable, Hashable {
         subjectKeyIdentifier = keyIdentifier
     }
 
+    /// Whether `identifier` names the DER certificate `der`, reading no more of it than needed:
+    /// for issuer and serial number the TBS up to the issuer (serial first, so other certificates
+    /// are rejected after a few bytes), for a key identifier the whole TBS.
+    static func certificate(_ der: ArraySlice<UInt8>, matches identifier: SignerInfo.Identifier) throws(ASN1Error) -> Bool {
+        guard case .issuerAndSerialNumber(let issuer, let serialNumber) = identifier else {
+            return try CertificateIdentity(certificate: der).matches(identifier)
+        }
+        var top = try ASN1Reader(der, rules: .der)
+        var certificate = try top.readSequence()
+        try top.finish()
+        var tbs = try certificate.readSequence()
+        _ = try tbs.readOptionalElement(.contextSpecific(0, constructed: true))  // version
+        guard bytesEqual(try tbs.readElement(.integer).integerBytes(), serialNumber) else { return false }
+        try tbs.skipElement()  // signature algorithm
+        return bytesEqual(try tbs.readElement(.sequence).encodedBytes, issuer)
+    }
+
     /// Whether `identifier` names this certificate. Issuer and serial are compared byte for byte
     /// as encoded (DER is canonical, so a legitimate signer matches exactly).
     func matches(_ identifier: SignerInfo.Identifier) -> Bool {

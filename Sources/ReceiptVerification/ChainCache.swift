@@ -2,32 +2,35 @@ import Foundation
 import ReceiptCrypto
 import Synchronization
 
-/// A bounded, thread-safe cache of parsed receipt certificates and validated chains.
+/// A bounded, thread-safe cache of parsed signer certificates and validated chains.
 ///
 /// App Store receipts repeat the same three certificates for months, so the expensive part of
 /// verification (parsing the certificates with OpenSSL and building and checking the path to an
 /// anchor) can be done once. What is cached, and under which key:
 ///
-/// - **Key**: the exact DER bytes of every certificate embedded in the receipt, in order, plus
-///   the identity of the verifier's anchor set (SHA-256 over the anchors' fingerprints). Two
-///   receipts share an entry only if they embed byte-identical certificates and are checked
-///   against the same anchors.
-/// - **Entry**: the parsed certificates, the signer-identity fields of each, the public keys,
-///   and every chain that OpenSSL validated for them, each with its *validity window*: the
-///   intersection of the validity periods of the certificates in that chain
-///   (`max(notBefore) ≤ t < min(notAfter)`, OpenSSL's bounds). Any validation time inside a
-///   window reuses that chain; a time outside every window validates again. Failed validations
-///   are not cached.
+/// - **Key**: the exact DER bytes of the signer (leaf) certificate plus the identity of the
+///   verifier's anchor set (SHA-256 over the anchors' fingerprints).
+/// - **Entry**: the parsed signer certificate and its public key, and every chain OpenSSL
+///   validated for it, each with the exact DER bytes of its intermediates and its *validity
+///   window*: the intersection of the validity periods of the certificates in that chain
+///   (`max(notBefore) ≤ t < min(notAfter)`, OpenSSL's bounds).
+/// - **Hit**: a cached chain is reused only when the validation time lies inside its window and
+///   every one of its intermediates is, byte for byte, among the certificates the receipt itself
+///   embeds; so the path is exactly one the receipt's own certificates build. Anything else
+///   validates again with OpenSSL. Extra certificates a receipt carries do not change the key, so
+///   appending junk certificates cannot flood the cache with variants of one chain.
+/// - Only successful validations are stored; certificates that never chained to an anchor never
+///   enter the cache.
 ///
 /// What is never cached: the signature over the payload (checked on every call with the cached
-/// key), the signed attributes, the policies and the receipt checks. A cache hit therefore costs a
-/// hash of the certificate bytes, one dictionary lookup under a lock, and saves the OpenSSL
-/// parsing and path validation.
+/// key), the signed attributes, the policies and the receipt checks. A hit costs a SHA-256 of the
+/// signer certificate, a dictionary lookup under a lock and a few byte comparisons, and saves the
+/// OpenSSL parsing and path validation.
 ///
 /// Size: at most ``capacity`` entries (default 256); inserting into a full cache evicts the least
-/// recently used entry. Each entry also keeps at most 4 windows. All access goes through one
-/// `Mutex`, held only for lookups and insertions, never during OpenSSL work, so the cache may be
-/// shared by any number of threads and verifiers.
+/// recently used entry. Each entry keeps at most 4 chains. All access goes through one `Mutex`,
+/// held only for lookups and insertions, never during OpenSSL work, so the cache may be shared by
+/// any number of threads and verifiers.
 public final class ChainCache: Sendable {
     /// Counters for tests and monitoring.
     public struct Statistics: Sendable, Hashable {
@@ -35,7 +38,7 @@ public final class ChainCache: Sendable {
         public var chainHits: Int
         /// Path validations performed because no cached chain covered the time (or nothing was cached).
         public var chainValidations: Int
-        /// Lookups that found the parsed certificates (whatever happened to the chain).
+        /// Lookups that found the parsed signer certificate (whatever happened to the chain).
         public var certificateHits: Int
         /// Entries evicted because the cache was full.
         public var evictions: Int
@@ -70,28 +73,18 @@ public final class ChainCache: Sendable {
 
     // MARK: Internals
 
-    /// The exact certificate bytes and the anchor-set identity, framed into one buffer (each
-    /// certificate preceded by its 4-byte length, then the anchors' identity). Hashing uses a
-    /// SHA-256 of that buffer (computed once, by OpenSSL); equality compares the bytes themselves.
+    /// The signer certificate's exact bytes and the anchor-set identity. Hashing uses a SHA-256
+    /// of both (computed once, by OpenSSL); equality compares the bytes themselves.
     struct Key: Hashable, Sendable {
-        let framed: [UInt8]
+        let certificate: [UInt8]
+        let anchors: [UInt8]
         let digest: [UInt8]
 
-        init(certificates: [ArraySlice<UInt8>], anchors: [UInt8]) {
-            var framed: [UInt8] = []
-            framed.reserveCapacity(certificates.reduce(anchors.count) { $0 + $1.count + 4 })
-            for certificate in certificates {
-                let count = UInt32(clamping: certificate.count)
-                framed.append(UInt8(truncatingIfNeeded: count >> 24))
-                framed.append(UInt8(truncatingIfNeeded: count >> 16))
-                framed.append(UInt8(truncatingIfNeeded: count >> 8))
-                framed.append(UInt8(truncatingIfNeeded: count))
-                framed.append(contentsOf: certificate)
-            }
-            framed.append(contentsOf: anchors)
-            self.framed = framed
+        init(signer: ArraySlice<UInt8>, anchors: [UInt8]) {
+            certificate = Array(signer)
+            self.anchors = anchors
             // Without a digest every key hashes alike: slower, still exact.
-            digest = (try? Digest.hash(.sha256, framed)) ?? []
+            digest = (try? Digest.hash(.sha256, certificate + anchors)) ?? []
         }
 
         func hash(into hasher: inout Hasher) {
@@ -99,39 +92,40 @@ public final class ChainCache: Sendable {
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
-            guard lhs.digest == rhs.digest, lhs.framed.count == rhs.framed.count else { return false }
-            return lhs.framed.withUnsafeBytes { left in
-                rhs.framed.withUnsafeBytes { right in
-                    guard let l = left.baseAddress, let r = right.baseAddress else { return left.count == right.count }
-                    return memcmp(l, r, left.count) == 0
-                }
-            }
+            lhs.digest == rhs.digest && lhs.anchors == rhs.anchors && bytesEqual(lhs.certificate[...], rhs.certificate[...])
         }
     }
 
-    /// The parsed form of the certificates embedded in a receipt.
-    struct ParsedCertificates: Sendable {
-        let certificates: [Certificate]
-        let identities: [CertificateIdentity]
-        /// The public key of each certificate, nil when OpenSSL cannot decode it.
-        let keys: [PublicKey?]
-        /// Each certificate's subject, rendered once for messages.
-        let subjects: [String]
+    /// The parsed signer certificate.
+    struct Signer: Sendable {
+        let certificate: Certificate
+        /// The public key, nil when OpenSSL cannot decode it.
+        let publicKey: PublicKey?
+        /// Subject and serial number, rendered once for messages.
+        let label: String
     }
 
     struct ValidatedChain: Sendable {
-        let signerIndex: Int
+        /// The chain, leaf first and anchor last.
         let chain: [Certificate]
+        /// The DER bytes of the certificates between leaf and anchor.
+        let intermediates: [[UInt8]]
         let notBefore: Date
         let notAfter: Date
         /// The chain's common names, rendered once for messages.
         let summary: String
 
-        func covers(_ time: Date) -> Bool { time >= notBefore && time < notAfter }
+        /// Whether the chain may stand for a receipt embedding `certificates`, validated at `time`.
+        func applies(at time: Date, embedded certificates: [ArraySlice<UInt8>]) -> Bool {
+            guard time >= notBefore, time < notAfter else { return false }
+            return intermediates.allSatisfy { intermediate in
+                certificates.contains { bytesEqual($0, intermediate[...]) }
+            }
+        }
     }
 
     private struct Entry: Sendable {
-        var parsed: ParsedCertificates
+        var signer: Signer
         var chains: [ValidatedChain]
         var lastUse: UInt64
     }
@@ -148,19 +142,19 @@ public final class ChainCache: Sendable {
     private let state = Mutex(State())
     static let maximumChainsPerEntry = 4
 
-    /// The parsed certificates for `key` and the chains validated for them, if cached.
-    func lookup(_ key: Key) -> (parsed: ParsedCertificates, chains: [ValidatedChain])? {
+    /// The parsed signer and the chains validated for it, if cached.
+    func lookup(_ key: Key) -> (signer: Signer, chains: [ValidatedChain])? {
         state.withLock { state in
             guard let index = state.entries.index(forKey: key) else { return nil }
             state.clock &+= 1
             state.entries.values[index].lastUse = state.clock
             state.certificateHits += 1
             let entry = state.entries.values[index]
-            return (entry.parsed, entry.chains)
+            return (entry.signer, entry.chains)
         }
     }
 
-    /// Records that a lookup found a chain (counted separately so misses before validation are visible).
+    /// Records that a cached chain was used.
     func recordChainHit() {
         state.withLock { $0.chainHits += 1 }
     }
@@ -170,18 +164,18 @@ public final class ChainCache: Sendable {
         state.withLock { $0.chainValidations += 1 }
     }
 
-    /// Stores parsed certificates (and optionally a validated chain) under `key`.
-    func store(_ key: Key, parsed: ParsedCertificates, chain: ValidatedChain?) {
+    /// Stores a successfully validated chain for the signer under `key`.
+    func store(_ key: Key, signer: Signer, chain: ValidatedChain) {
         state.withLock { state in
             state.clock &+= 1
-            var entry = state.entries[key] ?? Entry(parsed: parsed, chains: [], lastUse: state.clock)
+            var entry = state.entries[key] ?? Entry(signer: signer, chains: [], lastUse: state.clock)
             entry.lastUse = state.clock
-            if let chain {
-                entry.chains.removeAll { $0.signerIndex == chain.signerIndex && $0.notBefore == chain.notBefore && $0.notAfter == chain.notAfter }
-                entry.chains.append(chain)
-                if entry.chains.count > ChainCache.maximumChainsPerEntry {
-                    entry.chains.removeFirst(entry.chains.count - ChainCache.maximumChainsPerEntry)
-                }
+            entry.chains.removeAll {
+                $0.notBefore == chain.notBefore && $0.notAfter == chain.notAfter && $0.intermediates == chain.intermediates
+            }
+            entry.chains.append(chain)
+            if entry.chains.count > ChainCache.maximumChainsPerEntry {
+                entry.chains.removeFirst(entry.chains.count - ChainCache.maximumChainsPerEntry)
             }
             if state.entries[key] == nil, state.entries.count >= capacity {
                 // Evict the least recently used entry: a linear scan, bounded by `capacity`, and
@@ -192,6 +186,17 @@ public final class ChainCache: Sendable {
                 }
             }
             state.entries[key] = entry
+        }
+    }
+}
+
+/// Byte equality through `memcmp` (the generic `==` compares element by element).
+func bytesEqual(_ lhs: ArraySlice<UInt8>, _ rhs: ArraySlice<UInt8>) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    return lhs.withUnsafeBytes { left in
+        rhs.withUnsafeBytes { right in
+            guard let l = left.baseAddress, let r = right.baseAddress else { return true }
+            return memcmp(l, r, left.count) == 0
         }
     }
 }

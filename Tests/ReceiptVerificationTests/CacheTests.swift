@@ -76,11 +76,12 @@ import Testing
         let verdict = wrong.verify(realReceipt)
         #expect(verdict.failed(.chain))
         #expect(cache.statistics.chainHits == 0)
-        #expect(cache.statistics.count == 2)
-        // Two anchor sets with the right root among them are a third key.
+        #expect(cache.statistics.count == 1, "failed validations are not stored")
+        // Two anchor sets with the right root among them are another key.
         let both = AppReceiptVerifier(anchors: [appleRoot, try Fixtures.certificate("frank4dd-cacert.der")], cache: cache)
         #expect(both.verify(realReceipt).isValid)
-        #expect(cache.statistics.count == 3)
+        #expect(cache.statistics.count == 2)
+        #expect(cache.statistics.chainHits == 0)
     }
 
     @Test func theCacheIsBoundedAndEvictsTheLeastRecentlyUsed() throws {
@@ -101,6 +102,32 @@ import Testing
         #expect(cache.statistics.chainValidations == validations + 1, "b was evicted")
         cache.removeAll()
         #expect(cache.statistics.count == 0)
+    }
+
+    @Test func extraCertificatesShareTheEntryButAMissingIntermediateDoesNot() throws {
+        let pki = try PKIs.apple.get()
+        let cache = ChainCache()
+        let verifier = AppReceiptVerifier(anchors: [pki.root], cache: cache)
+        #expect(verifier.verify(try pki.signer().sign(sampleReceipt())).isValid)
+        // The same leaf and intermediate plus unrelated certificates: the cached chain applies.
+        // (Not another test PKI's leaf: those share issuer and serial with this one, which the
+        // verifier rightly refuses as an ambiguous signer.)
+        var padded = pki.signer()
+        padded.chain = [pki.intermediate, pki.root, try Fixtures.certificate("AppleWWDRCA-G5.der"), try Fixtures.certificate("frank4dd-cacert.der")]
+        let paddedVerdict = verifier.verify(try padded.sign(sampleReceipt()))
+        #expect(paddedVerdict.isValid, "\(paddedVerdict)")
+        #expect(cache.statistics.chainHits == 1)
+        #expect(cache.statistics.count == 1)
+        // The same leaf without its intermediate: the warm cache must not vouch for it.
+        var orphan = pki.signer()
+        orphan.chain = [try PKIs.other.get().intermediate, pki.root]
+        let orphanVerdict = verifier.verify(try orphan.sign(sampleReceipt()))
+        #expect(orphanVerdict.failures.map(\.name) == [.chain], "\(orphanVerdict)")
+        #expect(cache.statistics.chainHits == 1)
+        #expect(cache.statistics.chainValidations == 2)
+        var bare = pki.signer()
+        bare.chain = []
+        #expect(verifier.verify(try bare.sign(sampleReceipt())).failures.map(\.name) == [.chain])
     }
 
     @Test func withoutACacheEveryVerificationValidates() throws {

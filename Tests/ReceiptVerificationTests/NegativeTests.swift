@@ -333,6 +333,19 @@ import Testing
         #expect(missing.isValid == false)
     }
 
+    @Test func twoDifferentCertificatesMatchingTheSignerAreRefused() throws {
+        // Test PKIs reuse issuer names and serial numbers, so another PKI's leaf has the same
+        // issuer-and-serial identifier as this one: the signer is ambiguous.
+        var signer = pki.signer()
+        signer.chain = [pki.intermediate, pki.root, try PKIs.other.get().leaf]
+        let verdict = verifier.verify(try signer.sign(sampleReceipt()))
+        #expect(verdict.firstFailure?.name == .signerCertificate, "\(verdict)")
+        #expect(verdict.check(.signature) == nil)
+        // A byte-identical duplicate of the signer is harmless.
+        signer.chain = [pki.intermediate, pki.root, pki.leaf]
+        #expect(verifier.verify(try signer.sign(sampleReceipt())).isValid)
+    }
+
     @Test func unreadableInputsFailTheParseCheck() throws {
         var inputs: [[UInt8]] = [[], [0x30], Array("hello".utf8), try Fixtures.bytes("not_a_receipt")]
         inputs.append(try signed() + [0, 0, 0, 0])
