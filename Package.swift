@@ -41,6 +41,8 @@ let package = Package(
         .target(
             name: "ReceiptVerification",
             dependencies: ["ASN1", "Receipts", "ReceiptCrypto"],
+            // Apple's public roots and the StoreKit test certificate (see Anchors/PROVENANCE.md).
+            resources: [.copy("Anchors")],
             swiftSettings: swiftSettings
         ),
         // Builds and signs receipts (DER or Xcode-style BER) and test PKIs.
