@@ -219,6 +219,11 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
     /// For auto-renewable subscriptions: the web order line item id. Real values are about 10^15,
     /// so this is 64-bit (RMStore read it through a 32-bit int, RMSTORE.md §9.9).
     public var webOrderLineItemID: Int64?
+    /// The legacy per-transaction receipt (iOS 6 `SKPaymentTransaction.transactionReceipt`): the
+    /// signed, old-style property list the store attached to this transaction, as raw bytes.
+    /// Deprecated by Apple since iOS 7 in favour of the app receipt; `nil` when the queue has none
+    /// (the simulated App Store never sets it). Untrusted until a verifier has checked it.
+    public var transactionReceipt: Data?
 
     /// Creates a transaction value.
     public init(
@@ -230,7 +235,8 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
         error: (any Error)? = nil,
         downloads: [Download] = [],
         expirationDate: Date? = nil,
-        webOrderLineItemID: Int64? = nil
+        webOrderLineItemID: Int64? = nil,
+        transactionReceipt: Data? = nil
     ) {
         self.identifier = identifier
         self.state = state
@@ -241,6 +247,7 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
         self.downloads = downloads
         self.expirationDate = expirationDate
         self.webOrderLineItemID = webOrderLineItemID
+        self.transactionReceipt = transactionReceipt
     }
 
     public var id: String { identifier }
