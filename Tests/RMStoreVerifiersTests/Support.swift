@@ -1,0 +1,285 @@
+// Shared fixtures: test PKIs made once per run, a simulated App Store that signs real receipts, a
+// store with the real app-receipt verifier and the secure persistor on real files, a notification
+// log, and helpers to drive the simulated store's events while the verifier works off the main
+// actor. (Adapted from Tests/RMStoreTests/Support.swift; test targets cannot import each other.)
+
+import Foundation
+import RMStore
+import RMStoreVerifiers
+import ReceiptCrypto
+import ReceiptSigning
+import ReceiptVerification
+import Receipts
+import StoreTesting
+import Testing
+
+struct TestError: Error, Equatable {
+    let name: String
+    init(_ name: String) { self.name = name }
+}
+
+/// A fresh temporary directory per call.
+func temporaryDirectory(_ label: String = #function) -> URL {
+    let safe = label.filter { $0.isLetter || $0.isNumber }
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("RMStoreVerifiersTests-\(safe)-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Test PKIs, generated once per test run (RSA key generation is the slow part).
+enum PKIs {
+    /// The App Store-like PKI the simulated store signs with.
+    static let store: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in try TestPKI.generate() }
+    /// A second, unrelated PKI: its root is the "wrong anchor".
+    static let other: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in try TestPKI.generate() }
+    /// A PKI whose receipt-signing leaf expired at the end of 2023 (the simulated clock starts on
+    /// 2023-11-14).
+    static let expiringLeaf: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in
+        var options = TestPKI.Options()
+        options.leafNotAfter = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01
+        return try TestPKI.generate(options)
+    }
+}
+
+enum IDs {
+    static let bundle = "com.example.app"
+    static let version = "1.0"
+    static let coins = "com.example.coins"
+    static let level = "com.example.level"
+    static let pack = "com.example.pack"
+    static let monthly = "com.example.monthly"
+}
+
+/// The device the receipts are bound to.
+let testDevice = DeviceIdentifier(bytes: [0x3B, 0x76, 0xA7, 0xBD, 0x8F, 0x5B, 0x46, 0xA4, 0xBC, 0xB1, 0xCC, 0xE8, 0xDB, 0xD1, 0xB3, 0xCD])
+
+func testCatalog() -> StoreCatalog {
+    StoreCatalog(products: [
+        SimulatedProduct(Product(identifier: IDs.coins, localizedTitle: "Coins", price: 1, kind: .consumable)),
+        SimulatedProduct(Product(identifier: IDs.level, localizedTitle: "Level", price: 2, kind: .nonConsumable)),
+        SimulatedProduct(
+            Product(identifier: IDs.pack, localizedTitle: "Pack", price: 3, kind: .nonConsumable),
+            hostedContents: [SimulatedDownloadContent(contentIdentifier: "pack", progressSteps: [0.5])]
+        ),
+        SimulatedProduct(Product(
+            identifier: IDs.monthly, localizedTitle: "Monthly", price: 5, kind: .autoRenewableSubscription,
+            subscriptionPeriod: SubscriptionPeriod(value: 1, unit: .month)
+        )),
+    ])
+}
+
+/// A receipt issuer that leaves some products out of every receipt it signs: the App Store's
+/// receipt lagging behind a purchase. Everything else is the real signed receipt.
+struct OmittingIssuer: ReceiptIssuing {
+    let base: SignedReceiptIssuer
+    let omittedProducts: Set<String>
+
+    func issueReceipt(for contents: ReceiptContents) throws -> Data {
+        var contents = contents
+        contents.inAppPurchases.removeAll { omittedProducts.contains($0.productIdentifier) }
+        return try base.issueReceipt(for: contents)
+    }
+}
+
+/// Records every notification of one store, in order, and a timeline other events join.
+@MainActor
+final class NotificationLog: StoreObserver {
+    private(set) var notifications: [Notification] = []
+    var names: [Notification.Name] { notifications.map(\.name) }
+    /// Notifications (by short name) and other events, in one order.
+    var timeline: [String] = []
+    /// Also print each entry (the demo does; tests keep quiet).
+    var echo = false
+
+    func all(_ name: Notification.Name) -> [Notification] { notifications.filter { $0.name == name } }
+    func clear() {
+        notifications = []
+        timeline = []
+    }
+
+    func note(_ event: String) {
+        timeline.append(event)
+    }
+
+    private func record(_ notification: Notification) {
+        notifications.append(notification)
+        var entry = notification.name.short
+        if notification.name == .rmDownloadUpdated || notification.name == .rmDownloadFinished {
+            entry += notification.rm.download == nil ? "(self-hosted)" : "(hosted)"
+        }
+        timeline.append(entry)
+    }
+
+    func storeProductsRequestFinished(_ notification: Notification) { record(notification) }
+    func storeProductsRequestFailed(_ notification: Notification) { record(notification) }
+    func storePaymentTransactionFinished(_ notification: Notification) { record(notification) }
+    func storePaymentTransactionFailed(_ notification: Notification) { record(notification) }
+    func storePaymentTransactionDeferred(_ notification: Notification) { record(notification) }
+    func storeRestoreTransactionsFinished(_ notification: Notification) { record(notification) }
+    func storeRestoreTransactionsFailed(_ notification: Notification) { record(notification) }
+    func storeRefreshReceiptFinished(_ notification: Notification) { record(notification) }
+    func storeRefreshReceiptFailed(_ notification: Notification) { record(notification) }
+    func storeDownloadUpdated(_ notification: Notification) { record(notification) }
+    func storeDownloadFinished(_ notification: Notification) { record(notification) }
+    func storeDownloadFailed(_ notification: Notification) { record(notification) }
+    func storeDownloadCanceled(_ notification: Notification) { record(notification) }
+    func storeDownloadPaused(_ notification: Notification) { record(notification) }
+}
+
+extension Notification.Name {
+    var short: String { rawValue.replacingOccurrences(of: "RMSK", with: "") }
+}
+
+/// What the callbacks of one payment received.
+@MainActor
+final class PurchaseRecorder {
+    var successes: [PaymentTransaction] = []
+    var failures: [(PaymentTransaction?, any Error)] = []
+    var isDone: Bool { !successes.isEmpty || !failures.isEmpty }
+
+    /// The failure's error, as the verifier described it.
+    var verifierError: StoreVerifierError? { failures.first.flatMap { StoreVerifierError.from($0.1) } }
+    /// The store code of the failure.
+    var storeCode: StoreError.Code? { failures.first.flatMap { StoreError.code(of: $0.1) } }
+}
+
+/// A simulated App Store signing real receipts with `PKIs.store`, a store over it with the real
+/// `AppReceiptStoreVerifier` (the test PKI's root as the only anchor, the App Store policy), the
+/// secure persistor on a real file, and a notification log. Manual delivery: tests drive the
+/// events with `pump(until:)`, so they decide exactly when the App Store answers.
+@MainActor
+final class VerifierFixture {
+    let directory: URL
+    let sim: SimulatedAppStore
+    let issuer: SignedReceiptIssuer
+    private(set) var store: Store?
+    private(set) var verifier: AppReceiptStoreVerifier?
+    let persistor: SecureTransactionPersistor
+    let log = NotificationLog()
+    let pki: TestPKI
+
+    /// - Parameters:
+    ///   - configure: changes to the verifier's configuration (defaults: the fixture's receipt
+    ///     URL, bundle id, version, device, sandbox allowed, the store PKI's root as the anchor).
+    ///   - issuesReceipts: whether the simulated store signs receipts from the start.
+    ///   - refreshes: whether the verifier refreshes through the store (else no refresher).
+    init(
+        label: String = #function,
+        pki: Result<TestPKI, CryptoError> = PKIs.store,
+        issuesReceipts: Bool = true,
+        refreshes: Bool = true,
+        automatic: Bool = false,
+        configure: (inout AppReceiptStoreVerifier.Configuration) -> Void = { _ in }
+    ) throws {
+        self.pki = try pki.get()
+        directory = temporaryDirectory(label)
+        issuer = SignedReceiptIssuer(signer: self.pki.signer(), deviceIdentifier: testDevice)
+        sim = SimulatedAppStore(
+            catalog: testCatalog(),
+            bundleIdentifier: IDs.bundle,
+            appVersion: IDs.version,
+            receiptURL: directory.appendingPathComponent("StoreKit/receipt"),
+            receiptIssuer: issuesReceipts ? issuer : nil,
+            downloadsDirectory: directory.appendingPathComponent("Downloads"),
+            deliversAutomatically: automatic
+        )
+        persistor = try SecureTransactionPersistor(
+            fileURL: directory.appendingPathComponent("ledger.secure"), key: Array("integrity key of the test app".utf8))
+        try launch(refreshes: refreshes, configure: configure)
+    }
+
+    var receiptURL: URL { directory.appendingPathComponent("StoreKit/receipt") }
+
+    func configuration(_ configure: (inout AppReceiptStoreVerifier.Configuration) -> Void = { _ in }) -> AppReceiptStoreVerifier.Configuration {
+        var configuration = AppReceiptStoreVerifier.Configuration(
+            receiptURL: receiptURL,
+            bundleIdentifier: IDs.bundle,
+            appVersion: IDs.version,
+            deviceIdentifier: testDevice,
+            anchors: .anchors(TrustAnchors([pki.root])),
+            policy: .appStore
+        )
+        configure(&configuration)
+        return configuration
+    }
+
+    /// A new store and verifier on the same simulated App Store and files (the next launch). The
+    /// previous store is released first, so it no longer observes the queue.
+    func launch(refreshes: Bool = true, configure: (inout AppReceiptStoreVerifier.Configuration) -> Void = { _ in }) throws {
+        store = nil
+        verifier = nil
+        let store = Store(
+            appStore: sim, transactionPersistor: persistor,
+            configuration: Store.Configuration(receiptURL: receiptURL), notificationCenter: NotificationCenter())
+        let verifier = refreshes
+            ? AppReceiptStoreVerifier(configuration: configuration(configure), store: store)
+            : AppReceiptStoreVerifier(configuration: configuration(configure), refresher: nil)
+        store.receiptVerifier = verifier
+        store.addObserver(log)
+        self.store = store
+        self.verifier = verifier
+    }
+
+    func theStore() throws -> Store { try #require(store) }
+    func theVerifier() throws -> AppReceiptStoreVerifier { try #require(verifier) }
+
+    /// Requests every catalog product so that payments are accepted, and clears the log.
+    func requestAllProducts() async throws {
+        let store = try theStore()
+        var done = false
+        store.requestProducts(Set(sim.catalog.products.map(\.product.identifier))) { _, _ in done = true }
+        try await pump { done }
+        log.clear()
+    }
+
+    /// Adds a payment; the recorder fills in when its callbacks run.
+    func addPayment(_ productIdentifier: String) throws -> PurchaseRecorder {
+        let recorder = PurchaseRecorder()
+        let log = self.log
+        try theStore().addPayment(productIdentifier) { transaction in
+            log.note("callback:success")
+            recorder.successes.append(transaction)
+        } failure: { transaction, error in
+            log.note("callback:failure")
+            recorder.failures.append((transaction, error))
+        }
+        return recorder
+    }
+
+    /// Buys and waits for the payment's callback.
+    @discardableResult
+    func buy(_ productIdentifier: String) async throws -> PurchaseRecorder {
+        let recorder = try addPayment(productIdentifier)
+        try await pump { recorder.isDone }
+        return recorder
+    }
+
+    /// Runs the simulated store's events and lets the verifier's off-main work finish, until
+    /// `condition` holds. The condition is checked **before** each batch of events, so a test can
+    /// act between a request reaching the App Store and the App Store answering it.
+    func pump(
+        _ what: String = "condition", timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
+        until condition: () -> Bool
+    ) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while !condition() {
+            guard clock.now < deadline else {
+                Issue.record("timed out waiting for \(what)", sourceLocation: sourceLocation)
+                throw TestError("timeout")
+            }
+            sim.processAllEvents()
+            if condition() { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    /// Lets pending work run for a moment, processing events (to show that nothing more happens).
+    func settle() async throws {
+        for _ in 0..<20 {
+            sim.processAllEvents()
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+}
