@@ -100,7 +100,9 @@ let package = Package(
         .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "persistence-child"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RMStoreVerifiersTests",
-            dependencies: ["RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts"],
+            dependencies: [
+                "RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts", "store-demo",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
