@@ -63,16 +63,6 @@ public import Receipts
 /// the completion and all state changes happen on the main actor.
 @MainActor
 public final class AppReceiptStoreVerifier: ReceiptVerifier {
-    /// The instant the receipt's certificate chain must be valid at.
-    public enum ValidationTimeSource: Sendable {
-        /// The receipt's creation date (field 12), like Apple's verifyReceipt endpoint. A receipt
-        /// without one fails the check `validationTime`.
-        case receiptCreationDate
-        /// The time `clock` returns when verification runs (for example a server-synchronised
-        /// clock, or a test's fixed date).
-        case clock(@Sendable () -> Date)
-    }
-
     /// What the receipt must say and how it is checked. Nothing is read from the process (no main
     /// bundle, no system clock): everything is here.
     public struct Configuration: Sendable {
@@ -110,7 +100,7 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
             allowedEnvironments: Set<ReceiptEnvironment> = [.production, .sandbox],
             anchors: TrustAnchorSource = .bundledAppleRoots,
             policy: ReceiptPolicy = .appStore,
-            validationTime: ValidationTimeSource = .receiptCreationDate,
+            validationTime: ValidationTimeSource = .receiptDate,
             cache: ChainCache? = .shared,
             limits: ReceiptLimits = .default
         ) {
@@ -314,12 +304,7 @@ struct AppReceiptChecker: Sendable {
         case .success(let read): bytes = read
         case .failure(let error): return .failure(error)
         }
-        let time: ValidationTime
-        switch configuration.validationTime {
-        case .receiptCreationDate: time = .creationDate
-        case .clock(let now): time = .fixed(now())
-        }
-        let verdict = verifier.verify(bytes, expecting: expectations, at: time)
+        let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.validationTime.validationTime)
         guard verdict.isValid, let receipt = verdict.receipt else {
             let failures = verdict.failures
             let named = failures.isEmpty
