@@ -68,7 +68,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
-        .target(name: "FuzzTargets", dependencies: ["ASN1", "Receipts"], path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
+        .target(
+            name: "FuzzTargets", dependencies: ["ASN1", "Receipts", "ReceiptVerification"], path: "Fuzz/FuzzTargets",
+            swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
         .executableTarget(
             name: "receipt-tool",

@@ -1,5 +1,7 @@
 @_spi(RawParsing) import ASN1
 @_spi(Testing) import Receipts
+import ReceiptVerification
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +25,7 @@ public enum FuzzTargets {
         Target(name: "envelope", run: envelope),
         Target(name: "payload", run: payload),
         Target(name: "detect", run: detect),
+        Target(name: "verify", run: verify),
     ]
 
     public static func target(named name: String) -> Target? { all.first { $0.name == name } }
@@ -89,6 +92,41 @@ public enum FuzzTargets {
         _ = receipt.jsonText()
         if let lazyCount = try? LazyAppReceipt(payload: bytes[...]).inAppPurchaseCount(), lazyCount != receipt.inAppPurchases.count {
             violated("lazy count differs from the full parse")
+        }
+    }
+
+    /// The payloads Apple really signed: the real receipts in TestReceipts/, each valid at its
+    /// creation date against the bundled Apple roots or the StoreKit test certificate.
+    static let genuinePayloads: Set<[UInt8]> = {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestReceipts")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var payloads: Set<[UInt8]> = []
+        for name in names where name.hasSuffix(".der") {
+            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path),
+                let receipt = try? AppReceipt([UInt8](data))
+            else { continue }
+            payloads.insert(Array(receipt.payload))
+        }
+        return payloads
+    }()
+
+    static let verifiers: [AppReceiptVerifier] = [
+        (try? AppReceiptVerifier.appStore(cache: ChainCache(capacity: 64))),
+        (try? AppReceiptVerifier.xcode(cache: ChainCache(capacity: 64))),
+    ].compactMap { $0 }
+
+    /// Verification of arbitrary bytes: never fooled. A valid verdict may only ever report a
+    /// payload Apple signed (a mutation of unsigned bytes, such as the embedded root certificate,
+    /// may still verify, but then the content must be exactly the genuine one).
+    static func verify(_ bytes: [UInt8]) {
+        if verifiers.isEmpty { violated("bundled anchors missing") }
+        for verifier in verifiers {
+            let verdict = verifier.verify(bytes)
+            guard verdict.isValid else { continue }
+            guard let payload = verdict.receipt?.payload, genuinePayloads.contains(Array(payload)) else {
+                violated("a receipt with a payload Apple never signed verified as valid")
+            }
         }
     }
 
