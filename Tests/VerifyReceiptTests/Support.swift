@@ -37,4 +37,13 @@ enum Vectors {
 
     static let legacyFiles = legacyReceipts.map(\.file)
     static let mockLegacyReceipt = "legacy/app-store-server-library-legacyTransaction.b64"
+
+    /// The receipt with `"quantity" = "1"` changed to `"2"` in its purchase-info and the signature
+    /// kept: a one-byte tampering that still parses.
+    static func withQuantityTwo(_ receipt: TransactionReceipt) throws -> TransactionReceipt {
+        let text = String(decoding: receipt.purchaseInfoData, as: UTF8.self)
+            .replacingOccurrences(of: "\"quantity\" = \"1\"", with: "\"quantity\" = \"2\"")
+        return try TransactionReceipt(
+            signatureBlob: receipt.signatureBlob, purchaseInfoData: Array(text.utf8), environment: receipt.environment)
+    }
 }
