@@ -1,4 +1,6 @@
+import Dispatch
 public import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
 #endif
@@ -157,8 +159,10 @@ public struct VerifyReceiptClient: Sendable {
             self.session = session
         } else {
             let sessionConfiguration = URLSessionConfiguration.ephemeral
-            sessionConfiguration.timeoutIntervalForRequest = configuration.timeout
-            sessionConfiguration.timeoutIntervalForResource = configuration.timeout
+            // A backstop only: the client enforces ``Configuration/timeout`` itself, because
+            // URLSession on Linux truncates timeouts to whole seconds (0.5 s becomes "at once").
+            sessionConfiguration.timeoutIntervalForRequest = (configuration.timeout + 1).rounded(.up)
+            sessionConfiguration.timeoutIntervalForResource = (configuration.timeout + 1).rounded(.up)
             sessionConfiguration.httpCookieStorage = nil
             sessionConfiguration.urlCache = nil
             sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -206,27 +210,46 @@ public struct VerifyReceiptClient: Sendable {
         func fail(_ code: VerifyReceiptClientError.Code, _ reason: String, status: Int? = nil) -> VerifyReceiptClientError {
             VerifyReceiptClientError(code: code, environment: environment, url: url, httpStatus: status, reason: reason)
         }
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
+        var urlRequest = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (configuration.timeout + 1).rounded(.up))
         urlRequest.httpMethod = "POST"
         urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
         urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
         urlRequest.httpBody = Data(request.jsonBody)
 
         if Task.isCancelled { throw fail(.cancelled, "the task was cancelled") }
-        let data: Data
-        let urlResponse: URLResponse
-        do {
-            (data, urlResponse) = try await session.data(for: urlRequest)
-        } catch let error as URLError {
-            throw fail(Self.code(of: error), "\(error.localizedDescription) (URLError \(error.code.rawValue))")
-        } catch is CancellationError {
-            throw fail(.cancelled, "the task was cancelled")
-        } catch {
-            throw fail(.transport, "\(error)")
+        let exchange = Exchange()
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Exchange.Outcome, Never>) in
+                exchange.begin(continuation)
+                let task = session.dataTask(with: urlRequest) { data, response, error in
+                    if let error {
+                        exchange.finish(.failure(error as? URLError ?? URLError(.unknown), "\(error)"))
+                    } else if let http = response as? HTTPURLResponse {
+                        exchange.finish(.response(data ?? Data(), http.statusCode))
+                    } else {
+                        exchange.finish(.failure(URLError(.badServerResponse), "not an HTTP response"))
+                    }
+                }
+                exchange.attach(task)
+                task.resume()
+                // Our own deadline: URLSession on Linux truncates timeouts to whole seconds.
+                DispatchQueue.global().asyncAfter(deadline: .now() + configuration.timeout) { exchange.expire() }
+            }
+        } onCancel: {
+            exchange.cancel()
         }
-        guard let http = urlResponse as? HTTPURLResponse else { throw fail(.invalidResponse, "not an HTTP response") }
-        guard http.statusCode == 200 else {
-            throw fail(.httpStatus, "HTTP \(http.statusCode)", status: http.statusCode)
+        let data: Data
+        switch outcome {
+        case .timedOut:
+            throw fail(.timedOut, "no response within \(configuration.timeout) s")
+        case .cancelled:
+            throw fail(.cancelled, "the task was cancelled")
+        case .failure(let error, let text):
+            throw fail(Self.code(of: error), "\(text) (URLError \(error.code.rawValue))")
+        case .response(let body, let status):
+            guard status == 200 else { throw fail(.httpStatus, "HTTP \(status)", status: status) }
+            data = body
         }
         guard data.count <= configuration.maximumResponseSize else {
             throw fail(.invalidResponse, "the response has \(data.count) bytes, more than \(configuration.maximumResponseSize)")
@@ -236,6 +259,63 @@ public struct VerifyReceiptClient: Sendable {
         } catch {
             throw fail(.invalidResponse, error.reason)
         }
+    }
+
+    /// One HTTP exchange: resumes its continuation exactly once, with the response, the failure,
+    /// or the deadline or cancellation that came first.
+    final class Exchange: Sendable {
+        enum Outcome: Sendable {
+            case response(Data, Int)
+            case failure(URLError, String)
+            case timedOut
+            case cancelled
+        }
+
+        struct State {
+            var continuation: CheckedContinuation<Outcome, Never>?
+            var task: URLSessionDataTask?
+            /// The outcome, once decided (possibly before the continuation existed).
+            var outcome: Outcome?
+        }
+
+        let state = Mutex(State())
+
+        func begin(_ continuation: CheckedContinuation<Outcome, Never>) {
+            let decided = state.withLock { state -> Outcome? in
+                if state.outcome == nil { state.continuation = continuation }
+                return state.outcome
+            }
+            if let decided { continuation.resume(returning: decided) }
+        }
+
+        func attach(_ task: URLSessionDataTask) {
+            let decided = state.withLock { state -> Bool in
+                state.task = task
+                return state.outcome != nil
+            }
+            if decided { task.cancel() }
+        }
+
+        /// Decides the outcome if nothing did yet: resumes the caller and, for a deadline or a
+        /// cancellation, cancels the HTTP task.
+        func finish(_ outcome: Outcome) {
+            let taken = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, URLSessionDataTask?)? in
+                guard state.outcome == nil else { return nil }
+                state.outcome = outcome
+                defer { state.continuation = nil }
+                return (state.continuation, state.task)
+            }
+            guard let (continuation, task) = taken else { return }
+            continuation?.resume(returning: outcome)
+            switch outcome {
+            case .timedOut, .cancelled: task?.cancel()
+            case .response, .failure: break
+            }
+        }
+
+        func expire() { finish(.timedOut) }
+
+        func cancel() { finish(.cancelled) }
     }
 
     static func code(of error: URLError) -> VerifyReceiptClientError.Code {
