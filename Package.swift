@@ -75,6 +75,8 @@ let package = Package(
             dependencies: ["RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
+        // Child process for the store's crash-safety test: writes a persistor in a loop until killed.
+        .executableTarget(name: "persistence-child", dependencies: ["RMStore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "Benchmarks",
             dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
@@ -90,7 +92,7 @@ let package = Package(
             dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "persistence-child"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RMStoreVerifiersTests",
             dependencies: ["RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts"],

@@ -1,1 +1,98 @@
-print("Benchmarks")
+import Foundation
+import Receipts
+import ReceiptCrypto
+import ReceiptSigning
+import Receipts
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Benchmarks: the receipt parser and verifier against RMStore's OpenSSL way and the floors of the
+// work (memcpy, one RSA verify plus one digest), side by side in one run on the same bytes.
+//
+//   swift run -c release Benchmarks [-r RUNS] [-t SECONDS] [--json] [--quick]
+//   swift run -c release Benchmarks --file PATH [--anchor CERT] [--json]
+
+struct Options {
+    var runs = 5
+    var seconds = 0.4
+    var json = false
+    var quick = false
+    var file: String?
+    var anchor: String?
+    var memoryProbe: String?
+    var repeatParse: (String, Int)?
+
+    init(_ arguments: [String]) throws {
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < arguments.count else { throw BenchmarkError(description: "\(arguments[i - 1]) needs a value") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "-r", "--runs":
+                guard let n = Int(try value()), n > 0 else { throw BenchmarkError(description: "-r needs a positive integer") }
+                runs = n
+            case "-t", "--seconds":
+                guard let s = Double(try value()), s > 0 else { throw BenchmarkError(description: "-t needs a positive number") }
+                seconds = s
+            case "--json": json = true
+            case "--quick": quick = true
+            case "--file": file = try value()
+            case "--anchor": anchor = try value()
+            case "--memory-probe": memoryProbe = try value()
+            case "--repeat-parse":
+                // For instruction counting under valgrind: parse FILE N times and exit.
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-parse FILE N") }
+                repeatParse = (path, n)
+            case "-h", "--help":
+                print("""
+                    USAGE: Benchmarks [-r RUNS] [-t SECONDS] [--json] [--quick]
+                           Benchmarks --file PATH [--anchor CERT] [-r RUNS] [-t SECONDS] [--json]
+
+                    -r RUNS       timed runs per measurement (default 5); the median is reported
+                    -t SECONDS    time per measurement, split over the runs (default 0.4)
+                    --json        one JSON line per measurement instead of the table
+                    --quick       only the 1,000-purchase receipt and the real receipts' totals
+                    --file PATH   benchmark one receipt; --anchor adds verification against CERT
+                    """)
+                exit(0)
+            default:
+                throw BenchmarkError(description: "unknown argument \(arguments[i])")
+            }
+            i += 1
+        }
+    }
+}
+
+let options: Options
+do {
+    options = try Options(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+    exit(64)
+}
+
+if let (path, count) = options.repeatParse {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    var total = 0
+    for _ in 0..<count { total &+= (try? AppReceipt(bytes).inAppPurchases.count) ?? -1 }
+    print(total)
+    exit(0)
+}
+
+if let probe = options.memoryProbe {
+    exit(MemoryProbe.run(path: probe))
+}
+
+do {
+    let report = try Suite(options: options).run()
+    report.print(json: options.json)
+} catch {
+    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+    exit(1)
+}

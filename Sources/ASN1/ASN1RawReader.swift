@@ -6,24 +6,34 @@
 // AddressSanitizer.
 
 /// One decoded element, as positions relative to the start of the reader's buffer.
-package struct ASN1RawElement: Sendable {
+@_spi(RawParsing) public struct ASN1RawElement: Sendable {
     /// The element's identifier.
-    package var identifier: ASN1Identifier
+    public var identifier: ASN1Identifier
     /// Position of the first identifier octet.
-    package var start: Int
+    public var start: Int
     /// Position of the first content octet.
-    package var contentStart: Int
+    public var contentStart: Int
     /// Position just after the last content octet (before the end-of-contents marker, if any).
-    package var contentEnd: Int
+    public var contentEnd: Int
     /// Position just after the whole element, including an end-of-contents marker.
-    package var end: Int
+    public var end: Int
+
+    /// Creates an element from positions (used by the decoder).
+    @inlinable
+    public init(identifier: ASN1Identifier, start: Int, contentStart: Int, contentEnd: Int, end: Int) {
+        self.identifier = identifier
+        self.start = start
+        self.contentStart = contentStart
+        self.contentEnd = contentEnd
+        self.end = end
+    }
 
     /// Whether the element used the BER indefinite length form.
-    @inlinable package var isIndefiniteLength: Bool { end != contentEnd }
+    @inlinable public var isIndefiniteLength: Bool { end != contentEnd }
     /// Length of the identifier and length octets.
-    @inlinable package var headerLength: Int { contentStart - start }
+    @inlinable public var headerLength: Int { contentStart - start }
     /// Number of content octets.
-    @inlinable package var contentLength: Int { contentEnd - contentStart }
+    @inlinable public var contentLength: Int { contentEnd - contentStart }
 }
 
 /// A cursor over a raw buffer: reads one element at a time, never allocates, and throws
@@ -31,26 +41,26 @@ package struct ASN1RawElement: Sendable {
 ///
 /// The buffer must stay valid for the reader's whole life; use it only inside a `withUnsafeBytes`
 /// scope (the public ``ASN1Reader`` wraps it safely).
-package struct ASN1RawReader {
+@_spi(RawParsing) public struct ASN1RawReader {
     /// The whole buffer the positions refer to.
-    package let buffer: UnsafeRawBufferPointer
+    public let buffer: UnsafeRawBufferPointer
     /// Absolute offset of `buffer[0]` in the original input, used for error offsets.
-    package let base: Int
+    public let base: Int
     /// Position of the next element.
-    package var position: Int
+    public var position: Int
     /// Position just after the last byte this reader may read.
-    package let end: Int
+    public var end: Int
     /// DER or BER.
-    package let rules: ASN1EncodingRules
+    public let rules: ASN1EncodingRules
     /// Number of constructed elements this reader is inside.
-    package let depth: Int
+    public var depth: Int
     /// Maximum depth a child reader may reach.
-    package let maximumDepth: Int
+    public let maximumDepth: Int
 
     /// A reader over `buffer[position..<end]`. Positions outside the buffer are clamped, so a bad
     /// caller-supplied range cannot lead to an out-of-bounds read.
     @inlinable
-    package init(
+    public init(
         buffer: UnsafeRawBufferPointer,
         base: Int = 0,
         position: Int = 0,
@@ -70,14 +80,14 @@ package struct ASN1RawReader {
     }
 
     /// Whether every byte has been consumed.
-    @inlinable package var isAtEnd: Bool { position >= end }
+    @inlinable public var isAtEnd: Bool { position >= end }
 
     /// The absolute offset of the next element.
-    @inlinable package var offset: Int { base + position }
+    @inlinable public var offset: Int { base + position }
 
     /// The first identifier octet of the next element, or `nil` at the end.
     @inlinable
-    package func peekFirstByte() -> UInt8? {
+    public func peekFirstByte() -> UInt8? {
         position < end ? buffer[position] : nil
     }
 
@@ -85,7 +95,7 @@ package struct ASN1RawReader {
     /// advancing past it. For indefinite lengths (BER only) the content is scanned to its
     /// end-of-contents marker, descending at most to ``maximumDepth``.
     @inlinable
-    package mutating func readElement() throws(ASN1Error) -> ASN1RawElement {
+    public mutating func readElement() throws(ASN1Error) -> ASN1RawElement {
         let element = try ASN1RawReader.decodeElement(
             buffer, at: position, end: end, base: base, rules: rules, depth: depth, maximumDepth: maximumDepth)
         position = element.end
@@ -94,7 +104,7 @@ package struct ASN1RawReader {
 
     /// Reads the next element and checks that its identifier is `expected`.
     @inlinable
-    package mutating func readElement(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawElement {
+    public mutating func readElement(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawElement {
         let element = try ASN1RawReader.decodeElement(
             buffer, at: position, end: end, base: base, rules: rules, depth: depth, maximumDepth: maximumDepth)
         guard element.identifier == expected else {
@@ -106,7 +116,7 @@ package struct ASN1RawReader {
 
     /// Reads the next element if its identifier is `expected`; otherwise leaves the reader unchanged.
     @inlinable
-    package mutating func readOptionalElement(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawElement? {
+    public mutating func readOptionalElement(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawElement? {
         guard position < end else { return nil }
         var copy = self
         let element = try copy.readElement()
@@ -117,7 +127,7 @@ package struct ASN1RawReader {
 
     /// A reader over the content of a constructed element read by this reader.
     @inlinable
-    package func children(of element: ASN1RawElement) throws(ASN1Error) -> ASN1RawReader {
+    public func children(of element: ASN1RawElement) throws(ASN1Error) -> ASN1RawReader {
         guard element.identifier.isConstructed else {
             throw ASN1Error.make(
                 .invalidConstruction, base + element.start, "\(element.identifier) is primitive; expected constructed")
@@ -132,29 +142,32 @@ package struct ASN1RawReader {
 
     /// Reads a constructed element with identifier `expected` and returns a reader over its content.
     @inlinable
-    package mutating func readConstructed(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawReader {
+    public mutating func readConstructed(_ expected: ASN1Identifier) throws(ASN1Error) -> ASN1RawReader {
         let element = try readElement(expected)
         return try children(of: element)
     }
 
     /// Throws ``ASN1Error/Code/trailingBytes`` unless every byte has been consumed.
-    @inlinable
-    package func finish() throws(ASN1Error) {
-        guard position >= end else {
-            throw ASN1Error.make(.trailingBytes, base + position, "\(end - position) unexpected trailing bytes")
-        }
+    @inlinable @inline(__always)
+    public func finish() throws(ASN1Error) {
+        guard position >= end else { throw trailing() }
+    }
+
+    @usableFromInline @inline(never)
+    func trailing() -> ASN1Error {
+        ASN1Error.make(.trailingBytes, base + position, "\(end - position) unexpected trailing bytes")
     }
 
     /// Reads a primitive element with identifier `expected` and returns its content range.
     @inlinable
-    package mutating func readPrimitiveContent(_ expected: ASN1Identifier) throws(ASN1Error) -> Range<Int> {
+    public mutating func readPrimitiveContent(_ expected: ASN1Identifier) throws(ASN1Error) -> Range<Int> {
         let element = try readElement(expected)
         return element.contentStart..<element.contentEnd
     }
 
     /// Reads an INTEGER (or the implicitly tagged `identifier`) into `T`, checking for overflow.
     @inlinable
-    package mutating func readInteger<T: FixedWidthInteger>(
+    public mutating func readInteger<T: FixedWidthInteger>(
         _: T.Type = T.self, identifier: ASN1Identifier = .integer
     ) throws(ASN1Error) -> T {
         let element = try readElement(identifier)
@@ -162,12 +175,117 @@ package struct ASN1RawReader {
             buffer, element.contentStart..<element.contentEnd, base: base, rules: rules, at: base + element.start)
     }
 
+    /// Reads the next element, which must have the single-octet identifier `tag` and a definite
+    /// length, and returns its content range. The common case (a one-to-three-octet length) is
+    /// decoded inline; anything else goes through the general ``decodeElement``, so the rules and
+    /// limits are exactly the same.
+    @inlinable @inline(__always)
+    public mutating func readContent(tag: UInt8) throws(ASN1Error) -> Range<Int> {
+        let p = position
+        if p &+ 2 <= end, buffer[p] == tag {
+            let l0 = buffer[p &+ 1]
+            if l0 < 0x80 {
+                let start = p &+ 2
+                let stop = start &+ Int(l0)
+                if stop <= end {
+                    position = stop
+                    return start..<stop
+                }
+            } else if l0 == 0x81, p &+ 3 <= end {
+                let length = Int(buffer[p &+ 2])
+                let start = p &+ 3
+                let stop = start &+ length
+                if length >= 0x80, stop <= end {
+                    position = stop
+                    return start..<stop
+                }
+            } else if l0 == 0x82, p &+ 4 <= end {
+                let length = Int(buffer[p &+ 2]) << 8 | Int(buffer[p &+ 3])
+                let start = p &+ 4
+                let stop = start &+ length
+                if length >= 0x100, stop <= end {
+                    position = stop
+                    return start..<stop
+                }
+            }
+        }
+        return try readContentSlowly(tag: tag)
+    }
+
+    @usableFromInline @inline(never)
+    mutating func readContentSlowly(tag: UInt8) throws(ASN1Error) -> Range<Int> {
+        let element = try readElement(ASN1Identifier(shortForm: tag))
+        return element.contentStart..<element.contentEnd
+    }
+
+    /// A reader over `range` of the same buffer, one level deeper (checked against the depth limit).
+    @inlinable @inline(__always)
+    public func descending(into range: Range<Int>, at start: Int) throws(ASN1Error) -> ASN1RawReader {
+        guard depth < maximumDepth else {
+            throw ASN1Error.make(.depthLimitExceeded, base + start, "nesting deeper than \(maximumDepth)")
+        }
+        var reader = self
+        reader.position = range.lowerBound
+        reader.end = range.upperBound
+        reader.depth = depth &+ 1
+        return reader
+    }
+
+    /// Reads an INTEGER that must fit in 64 bits. A concrete (non-generic) fast path for hot loops
+    /// in other modules, where a generic call would not be specialized.
+    @inlinable @inline(__always)
+    public mutating func readInt64() throws(ASN1Error) -> Int64 {
+        let start = position
+        let content = try readContent(tag: 0x02)
+        // One or two content octets cover every attribute type and version in receipts.
+        let count = content.count
+        if count == 1 { return Int64(Int8(bitPattern: buffer[content.lowerBound])) }
+        if count == 2 {
+            let a = buffer[content.lowerBound]
+            let b = buffer[content.lowerBound &+ 1]
+            let minimal = !((a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0))
+            if minimal || rules == .basic { return Int64(Int16(bitPattern: UInt16(a) << 8 | UInt16(b))) }
+        }
+        return try ASN1RawReader.decodeInt64(buffer, content, rules: rules, at: base + start)
+    }
+
+    /// Decodes INTEGER content octets into an `Int64` (concrete twin of ``decodeInteger(_:_:base:rules:at:)``).
+    public static func decodeInt64(
+        _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, rules: ASN1EncodingRules, at offset: Int
+    ) throws(ASN1Error) -> Int64 {
+        var s = range.lowerBound
+        let e = range.upperBound
+        guard s < e else { throw ASN1Error.make(.invalidInteger, offset, "INTEGER has no content octets") }
+        let first = buffer[s]
+        // Fast path: one to eight octets, minimal.
+        let count = e &- s
+        if count == 1 { return Int64(Int8(bitPattern: first)) }
+        while e &- s >= 2 {
+            let a = buffer[s]
+            let b = buffer[s &+ 1]
+            guard (a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0) else { break }
+            if rules == .distinguished {
+                throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
+            }
+            s &+= 1
+        }
+        guard e &- s <= 8 else {
+            throw ASN1Error.make(.integerOverflow, offset, "INTEGER of \(e - s) octets does not fit Int64")
+        }
+        var value: Int64 = first & 0x80 != 0 ? -1 : 0
+        while s < e {
+            value = value &<< 8 | Int64(buffer[s])
+            s &+= 1
+        }
+        return value
+    }
+
     // MARK: - Core
 
     /// Decodes one element header at `start` and finds its end. The single place that interprets
     /// identifier and length octets.
     @inlinable
-    package static func decodeElement(
+    public static func decodeElement(
         _ buffer: UnsafeRawBufferPointer, at start: Int, end: Int, base: Int,
         rules: ASN1EncodingRules, depth: Int, maximumDepth: Int
     ) throws(ASN1Error) -> ASN1RawElement {
@@ -321,7 +439,7 @@ package struct ASN1RawReader {
 
     /// Decodes the content octets `range` as a two's-complement integer of type `T`.
     @inlinable
-    package static func decodeInteger<T: FixedWidthInteger>(
+    public static func decodeInteger<T: FixedWidthInteger>(
         _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, base: Int, rules: ASN1EncodingRules, at offset: Int
     ) throws(ASN1Error) -> T {
         var s = range.lowerBound

@@ -148,10 +148,10 @@ public struct ASN1Time: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Proleptic Gregorian calendar arithmetic on day numbers, shared with the receipt date parser.
-package enum CivilCalendar {
+@_spi(RawParsing) public enum CivilCalendar {
     /// Days from 1970-01-01 to the given date (negative before it).
     @inlinable
-    package static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
+    public static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
         // Shift the year to start in March so the leap day is last; count 400-year eras.
         let y = Int64(month <= 2 ? year - 1 : year)
         let era = (y >= 0 ? y : y - 399) / 400
@@ -164,7 +164,7 @@ package enum CivilCalendar {
 
     /// The calendar date of a day number (inverse of ``daysSince1970(year:month:day:)``).
     @inlinable
-    package static func date(daysSince1970 days: Int64) -> (year: Int, month: Int, day: Int) {
+    public static func date(daysSince1970 days: Int64) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -179,7 +179,7 @@ package enum CivilCalendar {
 
     /// Days in a month of the proleptic Gregorian calendar.
     @inlinable
-    package static func daysInMonth(year: Int, month: Int) -> Int {
+    public static func daysInMonth(year: Int, month: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -188,7 +188,7 @@ package enum CivilCalendar {
     }
 
     /// `YYYY-MM-DDTHH:MM:SSZ` for whole seconds.
-    package static func iso8601(secondsSince1970 seconds: Int64) -> String {
+    public static func iso8601(secondsSince1970 seconds: Int64) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let rest = Int(seconds - days * 86_400)
         let (y, m, d) = date(daysSince1970: days)
@@ -199,7 +199,7 @@ package enum CivilCalendar {
 }
 
 /// Which byte values a character string type admits.
-package enum ASN1StringKind: Sendable {
+@_spi(RawParsing) public enum ASN1StringKind: Sendable {
     case utf8
     case ia5
     case printable
@@ -209,7 +209,7 @@ package enum ASN1StringKind: Sendable {
 extension ASN1RawReader {
     /// Decodes a BOOLEAN's content.
     @inlinable
-    package static func decodeBoolean(
+    public static func decodeBoolean(
         _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, rules: ASN1EncodingRules, at offset: Int
     ) throws(ASN1Error) -> Bool {
         guard range.count == 1 else {
@@ -224,7 +224,7 @@ extension ASN1RawReader {
 
     /// Validates a BIT STRING's content and returns the range of its data octets and padding.
     @inlinable
-    package static func decodeBitString(
+    public static func decodeBitString(
         _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, rules: ASN1EncodingRules, at offset: Int
     ) throws(ASN1Error) -> (data: Range<Int>, unusedBits: UInt8) {
         guard let first = range.first else {
@@ -245,7 +245,7 @@ extension ASN1RawReader {
 
     /// Checks that `range` holds only bytes the string `kind` admits; `true` if all are ASCII.
     @inlinable
-    package static func validateString(
+    public static func validateString(
         _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, kind: ASN1StringKind, at offset: Int
     ) throws(ASN1Error) {
         switch kind {
@@ -318,7 +318,7 @@ extension ASN1RawReader {
     }
 
     /// Decodes UTCTime or GeneralizedTime content.
-    package static func decodeTime(
+    public static func decodeTime(
         _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, generalized: Bool, rules: ASN1EncodingRules,
         at offset: Int
     ) throws(ASN1Error) -> ASN1Time {
@@ -397,7 +397,7 @@ extension ASN1RawReader {
     /// Collects the content of a string element into `output`, concatenating the segments of a
     /// BER constructed encoding (each segment an OCTET STRING or the same string type).
     /// - Returns: `false` if the element is primitive (nothing appended; use its content directly).
-    package static func appendSegments(
+    public static func appendSegments(
         _ buffer: UnsafeRawBufferPointer, of element: ASN1RawElement, base: Int, rules: ASN1EncodingRules,
         depth: Int, maximumDepth: Int, into output: inout [UInt8]
     ) throws(ASN1Error) -> Bool {

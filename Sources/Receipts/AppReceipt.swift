@@ -55,7 +55,13 @@ public struct AppReceipt: Sendable {
 
     /// Date attributes present with an empty string (type 8 in sandbox receipts), which the
     /// date properties report as `nil`; kept so re-encoding distinguishes empty from absent.
-    public var emptyDateAttributeTypes: Set<Int> = []
+    public var emptyDateAttributeTypes: Set<Int> {
+        get { Set((0..<64).filter { emptyDateMask & (1 << UInt64($0)) != 0 }) }
+        set { emptyDateMask = newValue.reduce(0) { $1 >= 0 && $1 < 64 ? $0 | 1 << UInt64($1) : $0 } }
+    }
+
+    /// Bit n: attribute type n was present with an empty date string.
+    var emptyDateMask: UInt64 = 0
 
     var unknown: UnknownAttributes = .none
 
@@ -138,6 +144,6 @@ extension AppReceipt: Equatable {
             && lhs.originalPurchaseDate == rhs.originalPurchaseDate && lhs.originalAppVersion == rhs.originalAppVersion
             && lhs.expirationDate == rhs.expirationDate && lhs.undocumentedInteger25 == rhs.undocumentedInteger25
             && lhs.inAppPurchases == rhs.inAppPurchases && lhs.unknownAttributes == rhs.unknownAttributes
-            && lhs.attributeVersions == rhs.attributeVersions && lhs.emptyDateAttributeTypes == rhs.emptyDateAttributeTypes
+            && lhs.attributeVersions == rhs.attributeVersions && lhs.emptyDateMask == rhs.emptyDateMask
     }
 }

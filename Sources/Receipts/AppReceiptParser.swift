@@ -1,4 +1,4 @@
-import ASN1
+@_spi(RawParsing) import ASN1
 import FoundationEssentials
 
 /// The receipt payload parser: one pass over the attribute SET with the raw ASN.1 core, no
@@ -8,10 +8,17 @@ struct AppReceiptParser {
     let segmentedPayload: Bool
     var attributeCount = 0
     var unknown: [ReceiptStorage.RawAttribute] = []
+    /// Recently decoded strings, reused when the same bytes come again: receipts repeat product
+    /// identifiers and original transaction identifiers in every record of a subscription.
+    var recentStrings = StringInterner()
 
-    init(limits: ReceiptLimits, segmentedPayload: Bool) {
+    /// Whether in-app records may take the fast path (tests turn it off to compare both paths).
+    let fastPath: Bool
+
+    init(limits: ReceiptLimits, segmentedPayload: Bool, fastPath: Bool = true) {
         self.limits = limits
         self.segmentedPayload = segmentedPayload
+        self.fastPath = fastPath
     }
 
     /// One attribute: positions in the buffer.
@@ -41,29 +48,43 @@ struct AppReceiptParser {
             ReceiptError.make(code, base + attribute.start, attribute: attribute.type, reason)
         }
 
-        /// Reads the single DER element inside an attribute's value octets.
+        /// A reader over `range` of the payload, as deep as attribute values sit.
         @inline(__always)
-        func inner(_ attribute: Attribute) throws(ReceiptError) -> ASN1RawElement {
-            var reader = ASN1RawReader(
-                buffer: raw, base: base, position: attribute.value.lowerBound, end: attribute.value.upperBound,
-                rules: .der, depth: 3, maximumDepth: limits.maximumDepth)
+        func reader(_ range: Range<Int>) -> ASN1RawReader {
+            ASN1RawReader(
+                buffer: raw, base: base, position: range.lowerBound, end: range.upperBound, rules: .der, depth: 3,
+                maximumDepth: limits.maximumDepth)
+        }
+
+        /// Reads the single DER element inside an attribute's value octets, which must have one of
+        /// the given single-octet tags; returns the tag and the content range.
+        @inline(__always)
+        func inner(_ attribute: Attribute, _ tags: (UInt8, UInt8)) throws(ReceiptError) -> (tag: UInt8, content: Range<Int>) {
+            guard let tag = attribute.value.first.map({ raw[$0] }), tag == tags.0 || tag == tags.1 else {
+                throw unexpectedValue(attribute)
+            }
+            var inner = reader(attribute.value)
             do {
-                let element = try reader.readElement()
-                try reader.finish()
-                return element
+                let content = try inner.readContent(tag: tag)
+                try inner.finish()
+                return (tag, content)
             } catch {
                 throw asn1(error, attribute: attribute.type)
             }
         }
 
+        @inline(never)
+        func unexpectedValue(_ attribute: Attribute) -> ReceiptError {
+            var inner = reader(attribute.value)
+            let found = (try? inner.readElement()).map { "\($0.identifier)" } ?? "no element"
+            return fail(.invalidAttributeValue, attribute, "value holds \(found), not the expected type")
+        }
+
         func integer(_ attribute: Attribute) throws(ReceiptError) -> Int64 {
-            let element = try inner(attribute)
-            guard element.identifier == .integer else {
-                throw fail(.invalidAttributeValue, attribute, "value is \(element.identifier), expected INTEGER")
-            }
+            let (_, content) = try inner(attribute, (0x02, 0x02))
+            if content.count == 1 { return Int64(Int8(bitPattern: raw[content.lowerBound])) }
             do {
-                return try ASN1RawReader.decodeInteger(
-                    raw, element.contentStart..<element.contentEnd, base: base, rules: .der, at: base + element.start)
+                return try ASN1RawReader.decodeInt64(raw, content, rules: .der, at: base + attribute.start)
             } catch {
                 throw asn1(error, attribute: attribute.type)
             }
@@ -79,25 +100,21 @@ struct AppReceiptParser {
 
         /// The content range of a UTF8String or IA5String value, validated.
         func stringRange(_ attribute: Attribute) throws(ReceiptError) -> Range<Int> {
-            let element = try inner(attribute)
-            let kind: ASN1StringKind
-            switch element.identifier {
-            case .utf8String: kind = .utf8
-            case .ia5String: kind = .ia5
-            case .printableString: kind = .printable
-            default:
-                throw fail(.invalidAttributeValue, attribute, "value is \(element.identifier), expected a string")
-            }
-            let range = element.contentStart..<element.contentEnd
+            let (tag, range) = try inner(attribute, (0x0C, 0x16))
             guard range.count <= limits.maximumStringLength else {
                 throw fail(.limitExceeded, attribute, "string of \(range.count) bytes exceeds \(limits.maximumStringLength)")
             }
-            do {
-                try ASN1RawReader.validateString(raw, range, kind: kind, at: base + element.start)
-            } catch {
-                throw ReceiptError(
-                    code: .invalidString, offset: error.offset, attributeType: attribute.type, reason: error.reason,
-                    underlying: error)
+            // ASCII is valid for both types; only non-ASCII needs the full checks.
+            var i = range.lowerBound
+            while i < range.upperBound && raw[i] < 0x80 { i &+= 1 }
+            if i < range.upperBound {
+                do {
+                    try ASN1RawReader.validateString(raw, range, kind: tag == 0x0C ? .utf8 : .ia5, at: base + attribute.start)
+                } catch {
+                    throw ReceiptError(
+                        code: .invalidString, offset: error.offset, attributeType: attribute.type, reason: error.reason,
+                        underlying: error)
+                }
             }
             return range
         }
@@ -107,14 +124,25 @@ struct AppReceiptParser {
             return String(decoding: UnsafeBufferPointer(rebasing: typed[range]), as: UTF8.self)
         }
 
-        /// A date, or `nil` for an empty string (whose type is then recorded in `empty`).
-        func date(_ attribute: Attribute, empty: inout Set<Int>) throws(ReceiptError) -> Date? {
+        /// A date, or `nil` for an empty string (whose bit is then set in `emptyMask`).
+        @inline(__always)
+        func date<Mask: FixedWidthInteger>(_ attribute: Attribute, emptyMask: inout Mask, bit: Int) throws(ReceiptError) -> Date? {
             let range = try stringRange(attribute)
             guard let ms = try ReceiptDate.milliseconds(raw, range, offset: base + attribute.start, attribute: attribute.type) else {
-                empty.insert(attribute.type)
+                emptyMask |= 1 << Mask(bit)
                 return nil
             }
             return ReceiptDate.date(milliseconds: ms)
+        }
+
+        /// The attribute as kept raw; types and versions must fit 32 bits (a limit, not a format rule).
+        func raw(_ attribute: Attribute) throws(ReceiptError) -> ReceiptStorage.RawAttribute {
+            guard let type = Int32(exactly: attribute.type), let version = Int32(exactly: attribute.version) else {
+                throw fail(.limitExceeded, attribute, "attribute type or version beyond 32 bits")
+            }
+            return ReceiptStorage.RawAttribute(
+                type: type, version: version, start: UInt32(truncatingIfNeeded: attribute.value.lowerBound),
+                end: UInt32(truncatingIfNeeded: attribute.value.upperBound))
         }
 
         func bytes(_ attribute: Attribute) -> [UInt8] {
@@ -123,6 +151,9 @@ struct AppReceiptParser {
     }
 
     mutating func parse(_ payload: ArraySlice<UInt8>) throws(ReceiptError) -> AppReceipt {
+        guard payload.count < Int(UInt32.max) else {
+            throw ReceiptError.make(.limitExceeded, nil, "payloads of 4 GiB or more are not supported")
+        }
         var receipt = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt in
             let context = Context(
                 raw: UnsafeRawBufferPointer(typed), typed: typed, base: payload.startIndex, limits: limits,
@@ -130,13 +161,18 @@ struct AppReceiptParser {
             return try parseReceipt(context)
         }
         let storage = ReceiptStorage(payload: payload, unknown: unknown)
-        if case .pending(let range) = receipt.unknown { receipt.unknown = .stored(storage, range) }
-        for index in receipt.inAppPurchases.indices {
-            if case .pending(let range) = receipt.inAppPurchases[index].unknown {
-                receipt.inAppPurchases[index].unknown = .stored(storage, range)
-            }
+        if receipt.unknown.isPending { receipt.unknown.storage = storage }
+        for index in receipt.inAppPurchases.indices where receipt.inAppPurchases[index].unknown.isPending {
+            receipt.inAppPurchases[index].unknown.storage = storage
         }
         return receipt
+    }
+
+    /// A string attribute, reusing an earlier String with the same bytes when there is one.
+    @inline(__always)
+    mutating func internedString(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> String {
+        let range = try c.stringRange(attribute)
+        return recentStrings.string(for: UnsafeRawBufferPointer(rebasing: c.raw[range]))
     }
 
     /// Reads the next attribute SEQUENCE of a SET.
@@ -147,17 +183,76 @@ struct AppReceiptParser {
             throw ReceiptError.make(
                 .limitExceeded, set.offset, "more than \(limits.maximumAttributes) attributes in the receipt")
         }
+        if let attribute = AppReceiptParser.fastAttribute(context.raw, at: set.position, end: set.end),
+            set.depth < limits.maximumDepth
+        {
+            set.position = attribute.value.upperBound
+            return attribute
+        }
         do {
             let start = set.position
-            var sequence = try set.readConstructed(.sequence)
-            let type = try sequence.readInteger(Int.self)
-            let version = try sequence.readInteger(Int.self)
-            let value = try sequence.readPrimitiveContent(.octetString)
+            var sequence = try set.descending(into: set.readContent(tag: 0x30), at: start)
+            let type = Int(try sequence.readInt64())
+            let version = Int(try sequence.readInt64())
+            let value = try sequence.readContent(tag: 0x04)
             try sequence.finish()
             return Attribute(type: type, version: version, start: start, value: value)
         } catch {
             throw context.asn1(error, attribute: nil)
         }
+    }
+
+    /// The definite DER length at `p` (just after a one-octet tag): content start and length, if it
+    /// uses the short form or one or two minimal length octets and fits before `end`.
+    @inline(__always)
+    static func fastLength(_ b: UnsafeRawBufferPointer, _ p: Int, _ end: Int) -> (start: Int, length: Int)? {
+        guard p < end else { return nil }
+        let l0 = b[p]
+        let start: Int
+        let length: Int
+        if l0 < 0x80 {
+            start = p &+ 1
+            length = Int(l0)
+        } else if l0 == 0x81, p &+ 1 < end, b[p &+ 1] >= 0x80 {
+            start = p &+ 2
+            length = Int(b[p &+ 1])
+        } else if l0 == 0x82, p &+ 2 < end, b[p &+ 1] != 0 {
+            start = p &+ 3
+            length = Int(b[p &+ 1]) << 8 | Int(b[p &+ 2])
+        } else {
+            return nil
+        }
+        return length <= end &- start ? (start, length) : nil
+    }
+
+    /// A minimal one- or two-octet DER INTEGER at `p` (tag included): its value and end.
+    @inline(__always)
+    static func fastSmallInteger(_ b: UnsafeRawBufferPointer, _ p: Int, _ end: Int) -> (value: Int, end: Int)? {
+        guard p &+ 3 <= end, b[p] == 0x02 else { return nil }
+        let length = b[p &+ 1]
+        if length == 1 { return (Int(Int8(bitPattern: b[p &+ 2])), p &+ 3) }
+        guard length == 2, p &+ 4 <= end else { return nil }
+        let hi = b[p &+ 2]
+        let lo = b[p &+ 3]
+        guard !((hi == 0 && lo & 0x80 == 0) || (hi == 0xFF && lo & 0x80 != 0)) else { return nil }
+        return (Int(Int16(bitPattern: UInt16(hi) << 8 | UInt16(lo))), p &+ 4)
+    }
+
+    /// The common encoding of one attribute — `30 len 02 type 02 version 04 len value` with small
+    /// integers and short lengths — decoded without the general reader. Anything else (and every
+    /// malformed input) returns nil and goes through the general path, which applies every rule and
+    /// reports errors; the fast path accepts only encodings the general path accepts identically.
+    @inline(__always)
+    static func fastAttribute(_ b: UnsafeRawBufferPointer, at p: Int, end: Int) -> Attribute? {
+        guard p < end, b[p] == 0x30, let sequence = fastLength(b, p &+ 1, end) else { return nil }
+        let sequenceEnd = sequence.start &+ sequence.length
+        guard let type = fastSmallInteger(b, sequence.start, sequenceEnd),
+            let version = fastSmallInteger(b, type.end, sequenceEnd),
+            version.end < sequenceEnd, b[version.end] == 0x04,
+            let value = fastLength(b, version.end &+ 1, sequenceEnd),
+            value.start &+ value.length == sequenceEnd
+        else { return nil }
+        return Attribute(type: type.value, version: version.value, start: p, value: value.start..<sequenceEnd)
     }
 
     /// Opens the payload: a SET of attributes, possibly wrapped once or twice more in an OCTET STRING.
@@ -205,7 +300,22 @@ struct AppReceiptParser {
         // In-app records append their unknown attributes to `unknown` while this loop runs, so the
         // receipt's own unknown attributes are collected apart and appended at the end.
         var topLevelUnknown: [ReceiptStorage.RawAttribute] = []
+        // Count the in-app records first (a cheap walk over the top-level framing) so the arrays
+        // are allocated once at their final size: no regrowth, no transient double copy.
+        var records = 0
+        var scan = set.position
+        while let attribute = AppReceiptParser.fastAttribute(c.raw, at: scan, end: set.end) {
+            if attribute.type == 17 { records &+= 1 }
+            scan = attribute.value.upperBound
+        }
+        receipt.inAppPurchases.reserveCapacity(min(records, limits.maximumInAppPurchases))
+        var reservedUnknown = false
         while !set.isAtEnd {
+            if !reservedUnknown, let first = receipt.inAppPurchases.first {
+                // Records of one receipt carry the same undocumented attributes.
+                unknown.reserveCapacity(Int(first.unknown.count) * records + 64)
+                reservedUnknown = true
+            }
             let a = try nextAttribute(&set, c)
             if a.type >= 0 && a.type < 64 && a.type != 17 {
                 let bit: UInt64 = 1 << UInt64(a.type)
@@ -226,9 +336,9 @@ struct AppReceiptParser {
             case 3: receipt.appVersion = try c.string(a)
             case 4: receipt.opaqueValue = c.bytes(a)
             case 5: receipt.sha1Hash = c.bytes(a)
-            case 8: receipt.undocumentedDate8 = try c.date(a, empty: &receipt.emptyDateAttributeTypes)
+            case 8: receipt.undocumentedDate8 = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 8)
             case 10: receipt.ageRating = try c.string(a)
-            case 12: receipt.creationDate = try c.date(a, empty: &receipt.emptyDateAttributeTypes)
+            case 12: receipt.creationDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 12)
             case 13: receipt.undocumentedInteger13 = try c.integer(a)
             case 15: receipt.downloadID = try c.integer(a)
             case 16: receipt.versionExternalIdentifier = try c.integer(a)
@@ -237,12 +347,16 @@ struct AppReceiptParser {
                 guard receipt.inAppPurchases.count < limits.maximumInAppPurchases else {
                     throw c.fail(.limitExceeded, a, "more than \(limits.maximumInAppPurchases) in-app purchases")
                 }
-                receipt.inAppPurchases.append(try parsePurchase(a, c))
-            case 18: receipt.originalPurchaseDate = try c.date(a, empty: &receipt.emptyDateAttributeTypes)
+                receipt.inAppPurchases.append(InAppPurchase())
+                let last = receipt.inAppPurchases.count - 1
+                if !(fastPath && fastPurchase(c.raw, a.value, into: &receipt.inAppPurchases[last])) {
+                    receipt.inAppPurchases[last] = try parsePurchase(a, c)
+                }
+            case 18: receipt.originalPurchaseDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 18)
             case 19: receipt.originalAppVersion = try c.string(a)
-            case 21: receipt.expirationDate = try c.date(a, empty: &receipt.emptyDateAttributeTypes)
+            case 21: receipt.expirationDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 21)
             case 25: receipt.undocumentedInteger25 = try c.integer(a)
-            default: topLevelUnknown.append(ReceiptStorage.RawAttribute(type: a.type, version: a.version, value: a.value))
+            default: topLevelUnknown.append(try c.raw(a))
             }
         }
         if !topLevelUnknown.isEmpty {
@@ -254,7 +368,16 @@ struct AppReceiptParser {
     }
 
     mutating func parsePurchase(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> InAppPurchase {
-        var set = try openSet(c, start: attribute.value.lowerBound, end: attribute.value.upperBound, depth: 3)
+        var set: ASN1RawReader
+        let value = attribute.value
+        if c.raw[value.lowerBound] == 0x31, let content = AppReceiptParser.fastLength(c.raw, value.lowerBound &+ 1, value.upperBound),
+            content.start &+ content.length == value.upperBound, limits.maximumDepth > 4
+        {
+            set = c.reader(content.start..<value.upperBound)
+            set.depth = 4
+        } else {
+            set = try openSet(c, start: value.lowerBound, end: value.upperBound, depth: 3)
+        }
         var purchase = InAppPurchase()
         var seen: UInt32 = 0
         let unknownStart = unknown.count
@@ -273,20 +396,20 @@ struct AppReceiptParser {
             }
             switch a.type {
             case 1701: purchase.quantity = try c.integer(a)
-            case 1702: purchase.productIdentifier = try c.string(a)
+            case 1702: purchase.productIdentifier = try internedString(a, c)
             case 1703: purchase.transactionIdentifier = try c.string(a)
-            case 1704: purchase.purchaseDate = try c.date(a, empty: &purchase.emptyDateAttributeTypes)
-            case 1705: purchase.originalTransactionIdentifier = try c.string(a)
-            case 1706: purchase.originalPurchaseDate = try c.date(a, empty: &purchase.emptyDateAttributeTypes)
+            case 1704: purchase.purchaseDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 3)
+            case 1705: purchase.originalTransactionIdentifier = try internedString(a, c)
+            case 1706: purchase.originalPurchaseDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 5)
             case 1707: purchase.productType = InAppPurchase.ProductType(rawValue: try c.integer(a))
-            case 1708: purchase.subscriptionExpirationDate = try c.date(a, empty: &purchase.emptyDateAttributeTypes)
+            case 1708: purchase.subscriptionExpirationDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 7)
             case 1711: purchase.webOrderLineItemID = try c.integer(a)
-            case 1712: purchase.cancellationDate = try c.date(a, empty: &purchase.emptyDateAttributeTypes)
+            case 1712: purchase.cancellationDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 11)
             case 1713: purchase.isTrialPeriod = try c.boolean(a)
             case 1719: purchase.isInIntroOfferPeriod = try c.boolean(a)
             case 1721: purchase.promotionalOfferIdentifier = try c.string(a)
             case 1722: purchase.undocumentedInteger1722 = try c.integer(a)
-            default: unknown.append(ReceiptStorage.RawAttribute(type: a.type, version: a.version, value: a.value))
+            default: unknown.append(try c.raw(a))
             }
         }
         if unknown.count > unknownStart { purchase.unknown = .pending(unknownStart..<unknown.count) }

@@ -25,41 +25,160 @@ public struct InAppPurchase: Sendable {
         }
     }
 
+    // Storage is compact (a record is about 150 bytes) because receipts hold thousands of them:
+    // numbers and dates are stored unboxed with a presence bit each; the public properties below
+    // present them as optionals.
+    var quantityValue: Int64 = 0
+    var productTypeValue: Int64 = 0
+    var webOrderLineItemIDValue: Int64 = 0
+    var undocumented1722Value: Int64 = 0
+    var purchaseMS: Int64 = 0
+    var originalPurchaseMS: Int64 = 0
+    var expiresMS: Int64 = 0
+    var cancellationMS: Int64 = 0
+    var present: Present = []
+    /// Bit n: attribute type 1701 + n was present with an empty date string.
+    var emptyDateMask: UInt16 = 0
+
+    struct Present: OptionSet, Sendable, Hashable {
+        let rawValue: UInt16
+        static let quantity = Present(rawValue: 1 << 0)
+        static let productType = Present(rawValue: 1 << 1)
+        static let webOrderLineItemID = Present(rawValue: 1 << 2)
+        static let undocumented1722 = Present(rawValue: 1 << 3)
+        static let purchaseDate = Present(rawValue: 1 << 4)
+        static let originalPurchaseDate = Present(rawValue: 1 << 5)
+        static let expiresDate = Present(rawValue: 1 << 6)
+        static let cancellationDate = Present(rawValue: 1 << 7)
+        static let trial = Present(rawValue: 1 << 8)
+        static let trialValue = Present(rawValue: 1 << 9)
+        static let intro = Present(rawValue: 1 << 10)
+        static let introValue = Present(rawValue: 1 << 11)
+
+        @inline(__always)
+        mutating func set(_ bit: Present, _ on: Bool) {
+            if on { insert(bit) } else { remove(bit) }
+        }
+    }
+
+    @inline(__always)
+    func int(_ bit: Present, _ value: Int64) -> Int64? { present.contains(bit) ? value : nil }
+
+    @inline(__always)
+    func date(_ bit: Present, _ ms: Int64) -> Date? { present.contains(bit) ? ReceiptDate.date(milliseconds: ms) : nil }
+
+
     /// 1701: number of items purchased.
-    public var quantity: Int64?
+    public var quantity: Int64? {
+        get { int(.quantity, quantityValue) }
+        set {
+            let value = newValue
+            quantityValue = value ?? 0
+            present.set(.quantity, value != nil)
+        }
+    }
     /// 1702: the product identifier.
     public var productIdentifier: String?
     /// 1703: the transaction identifier (`"0"`, `"1"`… in Xcode receipts).
     public var transactionIdentifier: String?
     /// 1704: purchase date (for a restore, the restore date; for a renewal, the renewal date).
-    public var purchaseDate: Date?
+    public var purchaseDate: Date? {
+        get { date(.purchaseDate, purchaseMS) }
+        set {
+            let value = newValue.map(ReceiptDate.milliseconds)
+            purchaseMS = value ?? 0
+            present.set(.purchaseDate, value != nil)
+        }
+    }
     /// 1705: the transaction identifier of the original purchase (shared by a subscription's renewals).
     public var originalTransactionIdentifier: String?
     /// 1706: the date of the original purchase.
-    public var originalPurchaseDate: Date?
+    public var originalPurchaseDate: Date? {
+        get { date(.originalPurchaseDate, originalPurchaseMS) }
+        set {
+            let value = newValue.map(ReceiptDate.milliseconds)
+            originalPurchaseMS = value ?? 0
+            present.set(.originalPurchaseDate, value != nil)
+        }
+    }
     /// 1707 (undocumented): the product type.
-    public var productType: ProductType?
+    public var productType: ProductType? {
+        get { int(.productType, productTypeValue).map(ProductType.init(rawValue:)) }
+        set {
+            let value = newValue?.rawValue
+            productTypeValue = value ?? 0
+            present.set(.productType, value != nil)
+        }
+    }
     /// 1708: subscription expiration date (absent or empty for other products).
-    public var subscriptionExpirationDate: Date?
+    public var subscriptionExpirationDate: Date? {
+        get { date(.expiresDate, expiresMS) }
+        set {
+            let value = newValue.map(ReceiptDate.milliseconds)
+            expiresMS = value ?? 0
+            present.set(.expiresDate, value != nil)
+        }
+    }
     /// 1711: the web order line item id, a 64-bit number.
-    public var webOrderLineItemID: Int64?
+    public var webOrderLineItemID: Int64? {
+        get { int(.webOrderLineItemID, webOrderLineItemIDValue) }
+        set {
+            let value = newValue
+            webOrderLineItemIDValue = value ?? 0
+            present.set(.webOrderLineItemID, value != nil)
+        }
+    }
     /// 1712: when Apple support cancelled (refunded) the transaction; treat as never purchased.
-    public var cancellationDate: Date?
+    public var cancellationDate: Date? {
+        get { date(.cancellationDate, cancellationMS) }
+        set {
+            let value = newValue.map(ReceiptDate.milliseconds)
+            cancellationMS = value ?? 0
+            present.set(.cancellationDate, value != nil)
+        }
+    }
     /// 1713: whether the period is a free trial.
-    public var isTrialPeriod: Bool?
+    public var isTrialPeriod: Bool? {
+        get { present.contains(.trial) ? present.contains(.trialValue) : nil }
+        set {
+            present.subtract([.trial, .trialValue])
+            if let newValue { present.formUnion(newValue ? [.trial, .trialValue] : [.trial]) }
+        }
+    }
     /// 1719: whether the period is an introductory offer.
-    public var isInIntroOfferPeriod: Bool?
+    public var isInIntroOfferPeriod: Bool? {
+        get { present.contains(.intro) ? present.contains(.introValue) : nil }
+        set {
+            present.subtract([.intro, .introValue])
+            if let newValue { present.formUnion(newValue ? [.intro, .introValue] : [.intro]) }
+        }
+    }
     /// 1721: the promotional offer identifier.
     public var promotionalOfferIdentifier: String?
     /// 1722 (undocumented integer, in receipts since 2023).
-    public var undocumentedInteger1722: Int64?
+    public var undocumentedInteger1722: Int64? {
+        get { int(.undocumented1722, undocumented1722Value) }
+        set {
+            let value = newValue
+            undocumented1722Value = value ?? 0
+            present.set(.undocumented1722, value != nil)
+        }
+    }
 
     /// Versions of modelled attributes whose version number is not 1, keyed by attribute type.
     public var attributeVersions: [Int: Int] = [:]
 
     /// Date attributes present with an empty string (1708 and 1712 in most App Store records),
     /// reported as `nil` by the date properties; kept so re-encoding distinguishes empty from absent.
-    public var emptyDateAttributeTypes: Set<Int> = []
+    public var emptyDateAttributeTypes: Set<Int> {
+        get { Set((0..<16).filter { emptyDateMask & (1 << UInt16($0)) != 0 }.map { $0 + 1701 }) }
+        set {
+            emptyDateMask = newValue.reduce(0) { mask, type in
+                let slot = type - 1701
+                return slot >= 0 && slot < 16 ? mask | 1 << UInt16(slot) : mask
+            }
+        }
+    }
 
     var unknown: UnknownAttributes = .none
 
@@ -98,6 +217,6 @@ extension InAppPurchase: Equatable {
             && lhs.promotionalOfferIdentifier == rhs.promotionalOfferIdentifier
             && lhs.undocumentedInteger1722 == rhs.undocumentedInteger1722
             && lhs.unknownAttributes == rhs.unknownAttributes && lhs.attributeVersions == rhs.attributeVersions
-            && lhs.emptyDateAttributeTypes == rhs.emptyDateAttributeTypes
+            && lhs.emptyDateMask == rhs.emptyDateMask
     }
 }

@@ -30,11 +30,13 @@ public struct ReceiptAttribute: Sendable, Hashable {
 /// Storage shared by the records of one parsed receipt: the payload bytes and the raw
 /// attributes nobody has asked for yet. Immutable once built.
 final class ReceiptStorage: Sendable {
+    /// One kept attribute, 16 bytes: its type, version and value position in `payload` (relative to
+    /// the payload's first byte, not slice indices).
     struct RawAttribute: Sendable {
-        let type: Int
-        let version: Int
-        /// Positions relative to the start of `payload` (not slice indices).
-        let value: Range<Int>
+        let type: Int32
+        let version: Int32
+        let start: UInt32
+        let end: UInt32
     }
 
     let payload: ArraySlice<UInt8>
@@ -45,35 +47,51 @@ final class ReceiptStorage: Sendable {
         self.unknown = unknown
     }
 
+    /// Storage for attributes given in code (their values concatenated into a fresh payload).
+    convenience init(attributes: [ReceiptAttribute]) {
+        var bytes: [UInt8] = []
+        var raw: [RawAttribute] = []
+        for attribute in attributes {
+            let start = UInt32(truncatingIfNeeded: bytes.count)
+            bytes.append(contentsOf: attribute.value)
+            raw.append(
+                RawAttribute(
+                    type: Int32(truncatingIfNeeded: attribute.type), version: Int32(truncatingIfNeeded: attribute.version),
+                    start: start, end: UInt32(truncatingIfNeeded: bytes.count)))
+        }
+        self.init(payload: bytes[...], unknown: raw)
+    }
+
     func attributes(_ range: Range<Int>) -> [ReceiptAttribute] {
         let base = payload.startIndex
         return unknown[range].map {
-            ReceiptAttribute(type: $0.type, version: $0.version, value: payload[(base + $0.value.lowerBound)..<(base + $0.value.upperBound)])
+            ReceiptAttribute(
+                type: Int($0.type), version: Int($0.version), value: payload[(base + Int($0.start))..<(base + Int($0.end))])
         }
     }
 }
 
-/// Unknown attributes of a record: either a range into the parsed receipt's storage (no copy) or
-/// an explicit list set by the caller.
-enum UnknownAttributes: Sendable {
-    case none
-    case pending(Range<Int>)
-    case stored(ReceiptStorage, Range<Int>)
-    case explicit([ReceiptAttribute])
+/// The unknown attributes of a record, as a range of a shared ``ReceiptStorage`` (16 bytes, no copy).
+/// While a receipt is being parsed the storage is not built yet (`storage == nil`, `count > 0`).
+struct UnknownAttributes: Sendable {
+    var storage: ReceiptStorage?
+    var start: UInt32 = 0
+    var count: UInt32 = 0
 
-    var list: [ReceiptAttribute] {
-        switch self {
-        case .none, .pending: []
-        case .stored(let storage, let range): storage.attributes(range)
-        case .explicit(let list): list
-        }
+    static let none = UnknownAttributes()
+
+    static func pending(_ range: Range<Int>) -> UnknownAttributes {
+        UnknownAttributes(storage: nil, start: UInt32(truncatingIfNeeded: range.lowerBound), count: UInt32(truncatingIfNeeded: range.count))
     }
 
-    var isEmpty: Bool {
-        switch self {
-        case .none: true
-        case .pending(let range), .stored(_, let range): range.isEmpty
-        case .explicit(let list): list.isEmpty
-        }
+    static func explicit(_ attributes: [ReceiptAttribute]) -> UnknownAttributes {
+        UnknownAttributes(storage: ReceiptStorage(attributes: attributes), start: 0, count: UInt32(truncatingIfNeeded: attributes.count))
+    }
+
+    var isPending: Bool { storage == nil && count > 0 }
+
+    var list: [ReceiptAttribute] {
+        guard let storage, count > 0 else { return [] }
+        return storage.attributes(Int(start)..<Int(start + count))
     }
 }

@@ -1,0 +1,80 @@
+import Foundation
+
+/// One measured operation: `run` performs it once and returns a checksum the harness verifies,
+/// so a broken implementation cannot look fast.
+struct Measurement {
+    let name: String
+    /// Bytes processed per operation (for MB/s); 0 when throughput means nothing.
+    let bytes: Int
+    let expected: Int?
+    let run: () throws -> Int
+}
+
+/// Timing results of one measurement.
+struct Result {
+    let name: String
+    let bytes: Int
+    let nsPerOp: Double
+    let runs: Int
+    /// (max − min) / median of the per-run figures, in percent.
+    let spreadPercent: Double
+    var mbPerSecond: Double { bytes == 0 ? 0 : Double(bytes) / nsPerOp * 1000 }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Times each measurement: a warm-up, then `runs` timed runs of about `seconds / runs` each; the
+/// figure per run is nanoseconds per operation, and the median across runs is reported.
+struct Harness {
+    var runs: Int
+    var seconds: Double
+
+    func measure(_ m: Measurement) throws -> Result {
+        let clock = ContinuousClock()
+        // Warm-up: at least one operation and about a tenth of a run.
+        let warmUpEnd = clock.now.advanced(by: .milliseconds(Int(seconds * 1000 / Double(runs) / 10)))
+        var warm = 0
+        repeat {
+            let checksum = try m.run()
+            if let expected = m.expected, checksum != expected {
+                throw BenchmarkError(description: "\(m.name): checksum \(checksum), expected \(expected) — refusing to time a wrong result")
+            }
+            warm += 1
+        } while clock.now < warmUpEnd
+        var perRun: [Double] = []
+        let budget = Duration.nanoseconds(Int64(seconds * 1e9 / Double(runs)))
+        for _ in 0..<runs {
+            var operations = 0
+            var sink = 0
+            let start = clock.now
+            var elapsed = Duration.zero
+            repeat {
+                sink &+= try m.run()
+                operations += 1
+                elapsed = clock.now - start
+            } while elapsed < budget
+            blackHole(sink)
+            let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+            perRun.append(ns / Double(operations))
+        }
+        perRun.sort()
+        let median = perRun.count % 2 == 1 ? perRun[perRun.count / 2] : (perRun[perRun.count / 2 - 1] + perRun[perRun.count / 2]) / 2
+        let spread = median > 0 ? ((perRun.last ?? 0) - (perRun.first ?? 0)) / median * 100 : 0
+        return Result(name: m.name, bytes: m.bytes, nsPerOp: median, runs: runs, spreadPercent: spread)
+    }
+}
+
+@inline(never)
+func blackHole<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+/// Formats nanoseconds with a unit.
+func formatTime(_ ns: Double) -> String {
+    if ns >= 1e9 { return String(format: "%.2f s", ns / 1e9) }
+    if ns >= 1e6 { return String(format: "%.2f ms", ns / 1e6) }
+    if ns >= 1e3 { return String(format: "%.2f µs", ns / 1e3) }
+    return String(format: "%.0f ns", ns)
+}

@@ -1,0 +1,237 @@
+import Foundation
+import ReceiptCrypto
+import ReceiptSigning
+import Receipts
+
+/// A benchmark receipt: its bytes and what parsing must find in it.
+struct CorpusReceipt {
+    let name: String
+    let bytes: [UInt8]
+    let purchases: Int
+    let product: String
+}
+
+/// Everything measured in one run, plus the ratios between them.
+struct Report {
+    var results: [Result] = []
+    var ratios: [(String, Double)] = []
+    var notes: [String] = []
+
+    subscript(name: String) -> Result? { results.first { $0.name == name } }
+
+    mutating func ratio(_ label: String, _ slower: String, _ faster: String) {
+        guard let a = self[slower], let b = self[faster], b.nsPerOp > 0 else { return }
+        ratios.append((label, a.nsPerOp / b.nsPerOp))
+    }
+
+    func print(json: Bool) {
+        if json {
+            for r in results {
+                Swift.print(
+                    "{\"name\":\"\(r.name)\",\"bytes\":\(r.bytes),\"ns_per_op\":\(String(format: "%.1f", r.nsPerOp)),"
+                        + "\"mb_per_s\":\(String(format: "%.1f", r.mbPerSecond)),\"runs\":\(r.runs),\"spread\":\(String(format: "%.1f", r.spreadPercent))}")
+            }
+            for (label, value) in ratios {
+                Swift.print("{\"ratio\":\"\(label)\",\"value\":\(String(format: "%.3f", value))}")
+            }
+            for note in notes { Swift.print("{\"note\":\"\(note.replacingOccurrences(of: "\"", with: "'"))\"}") }
+            return
+        }
+        let width = max(36, (results.map(\.name.count).max() ?? 0) + 2)
+        Swift.print("name".padding(toLength: width, withPad: " ", startingAt: 0) + "bytes".leftPadded(10) + "time/op".leftPadded(12)
+            + "MB/s".leftPadded(10) + "spread".leftPadded(9))
+        for r in results {
+            Swift.print(
+                r.name.padding(toLength: width, withPad: " ", startingAt: 0) + String(r.bytes).leftPadded(10)
+                    + formatTime(r.nsPerOp).leftPadded(12) + (r.bytes > 0 ? String(format: "%.0f", r.mbPerSecond) : "-").leftPadded(10)
+                    + String(format: "%.1f%%", r.spreadPercent).leftPadded(9))
+        }
+        if !ratios.isEmpty {
+            Swift.print("\nratios (how many times the first is slower than the second)")
+            for (label, value) in ratios { Swift.print("  " + label.padding(toLength: 64, withPad: " ", startingAt: 0) + String(format: "%.2f×", value)) }
+        }
+        for note in notes { Swift.print(note) }
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}
+
+struct Suite {
+    let options: Options
+    var harness: Harness { Harness(runs: options.runs, seconds: options.seconds) }
+
+    func run() throws -> Report {
+        if let path = options.file { return try runFile(path) }
+        var report = Report()
+        let pki = try TestPKI.generate()
+        let sizes = options.quick ? [1000] : [1, 100, 1000, 10000]
+        var corpus: [(CorpusReceipt, String)] = []
+        for n in sizes {
+            let receipt = SyntheticReceipts.receipt(purchases: n)
+            for (layout, label) in [(ReceiptLayout.appStore, "der"), (.xcode, "ber")] {
+                let bytes = try pki.signer().sign(receipt, layout: layout)
+                corpus.append((CorpusReceipt(name: "\(n)/\(label)", bytes: bytes, purchases: n, product: SyntheticReceipts.markerProduct), label))
+            }
+        }
+        for (receipt, layout) in corpus {
+            try measureParsing(receipt, into: &report, baselines: true)
+            if layout == "der" && receipt.purchases == 1000 {
+                report.ratio("parse 1000/der vs RMStore's OpenSSL parse", "openssl-rmstore-parse/1000/der", "parse/1000/der")
+                report.ratio("parse 1000/der vs memcpy", "parse/1000/der", "memcpy/1000/der")
+            }
+        }
+        for n in sizes where sizes.contains(10000) && n == 10000 {
+            report.ratio("parse 10000/der ÷ parse 1000/der (linear: 9–11)", "parse/10000/der", "parse/1000/der")
+            report.ratio("full parse vs lazy query, 10000/der", "parse/10000/der", "query/10000/der")
+        }
+        try measureRealReceipts(into: &report)
+        try measureDates(into: &report)
+        try measureParallel(corpus.first { $0.0.name == "1/der" }?.0 ?? corpus[0].0, into: &report)
+        if sizes.contains(10000), let big = corpus.first(where: { $0.0.name == "10000/der" })?.0 {
+            report.notes.append(try MemoryProbe.measure(big.bytes))
+        }
+        return report
+    }
+
+    func measureParsing(_ receipt: CorpusReceipt, into report: inout Report, baselines: Bool) throws {
+        let bytes = receipt.bytes
+        let n = receipt.purchases
+        let product = receipt.product
+        let parsed = try AppReceipt(bytes)
+        report.results.append(try harness.measure(Measurement(name: "envelope/\(receipt.name)", bytes: bytes.count, expected: parsed.payload.count) {
+            try ReceiptEnvelope(bytes).payload.count
+        }))
+        report.results.append(try harness.measure(Measurement(name: "parse/\(receipt.name)", bytes: bytes.count, expected: n) {
+            try AppReceipt(bytes).inAppPurchases.count
+        }))
+        // The lazy query looks for a product the receipt does not hold, so it walks every record
+        // (DER sorts the records, so a product that is there may be found after a few).
+        _ = product
+        report.results.append(try harness.measure(Measurement(name: "query/\(receipt.name)", bytes: bytes.count, expected: 0) {
+            try LazyAppReceipt(bytes).containsInAppPurchase(ofProduct: "com.example.absent.product") ? 1 : 0
+        }))
+        let jsonLength = parsed.jsonText(indent: 0).utf8.count
+        report.results.append(try harness.measure(Measurement(name: "json/\(receipt.name)", bytes: jsonLength, expected: jsonLength) {
+            parsed.jsonText(indent: 0).utf8.count
+        }))
+        guard baselines else { return }
+        report.results.append(try harness.measure(Measurement(name: "openssl-rmstore-parse/\(receipt.name)", bytes: bytes.count, expected: n) {
+            OpenSSLBaselines.rmstoreStyleParse(bytes) ?? -1
+        }))
+        report.results.append(try harness.measure(Measurement(name: "memcpy/\(receipt.name)", bytes: bytes.count, expected: bytes.count) {
+            var copy = [UInt8](repeating: 0, count: bytes.count)
+            copy.withUnsafeMutableBytes { destination in
+                bytes.withUnsafeBytes { source in
+                    if let d = destination.baseAddress, let s = source.baseAddress { memcpy(d, s, bytes.count) }
+                }
+            }
+            return copy.count
+        }))
+    }
+
+    /// Every receipt in TestReceipts/: parse and RMStore's OpenSSL parse, totalled.
+    func measureRealReceipts(into report: inout Report) throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TestReceipts")
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
+            report.notes.append("TestReceipts/ not found next to the sources; real receipts skipped")
+            return
+        }
+        var receipts: [(String, [UInt8], Int)] = []
+        for name in names.sorted() where name.hasSuffix(".der") {
+            let bytes = [UInt8](FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) ?? Data())
+            guard let receipt = try? AppReceipt(bytes) else { continue }
+            receipts.append((name, bytes, receipt.inAppPurchases.count))
+        }
+        let total = receipts.reduce(0) { $0 + $1.1.count }
+        let expected = receipts.reduce(0) { $0 + $1.2 }
+        report.results.append(try harness.measure(Measurement(name: "parse/TestReceipts (all \(receipts.count))", bytes: total, expected: expected) {
+            try receipts.reduce(0) { $0 + (try AppReceipt($1.1).inAppPurchases.count) }
+        }))
+        report.results.append(try harness.measure(Measurement(name: "openssl-rmstore-parse/TestReceipts (all \(receipts.count))", bytes: total, expected: expected) {
+            receipts.reduce(0) { $0 + (OpenSSLBaselines.rmstoreStyleParse($1.1) ?? -1_000_000) }
+        }))
+        report.ratio("parse TestReceipts vs RMStore's OpenSSL parse", "openssl-rmstore-parse/TestReceipts (all \(receipts.count))", "parse/TestReceipts (all \(receipts.count))")
+        if let legacy = receipts.first(where: { $0.0 == "receipt-sandbox-legacy.der" }) {
+            report.results.append(try harness.measure(Measurement(name: "parse/receipt-sandbox-legacy (187 IAPs)", bytes: legacy.1.count, expected: 187) {
+                try AppReceipt(legacy.1).inAppPurchases.count
+            }))
+        }
+    }
+
+    /// Our RFC 3339 parser against Foundation's ISO8601DateFormatter on the same strings.
+    func measureDates(into report: inout Report) throws {
+        var strings: [String] = []
+        var seconds: Int64 = 1_594_755_400
+        for i in 0..<1000 {
+            seconds += Int64(i * 7919)
+            strings.append(ReceiptDate.rfc3339(Date(timeIntervalSince1970: TimeInterval(seconds))))
+        }
+        let formatter = ISO8601DateFormatter()
+        let expected = strings.count
+        report.results.append(try harness.measure(Measurement(name: "dates/ours (1000 RFC 3339 strings)", bytes: 0, expected: expected) {
+            var count = 0
+            for s in strings where try ReceiptDate.parse(s) != nil { count += 1 }
+            return count
+        }))
+        report.results.append(try harness.measure(Measurement(name: "dates/ISO8601DateFormatter (same strings)", bytes: 0, expected: expected) {
+            var count = 0
+            for s in strings where formatter.date(from: s) != nil { count += 1 }
+            return count
+        }))
+        report.ratio("ISO8601DateFormatter vs our date parser", "dates/ISO8601DateFormatter (same strings)", "dates/ours (1000 RFC 3339 strings)")
+    }
+
+    /// Receipts per second parsing 1-purchase receipts on every core.
+    func measureParallel(_ receipt: CorpusReceipt, into report: inout Report) throws {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let batch = 2000
+        let bytes = receipt.bytes
+        report.results.append(try harness.measure(Measurement(name: "parse/parallel batch of \(batch) (\(cores) cores)", bytes: bytes.count * batch, expected: batch) {
+            let counter = Counter()
+            DispatchQueue.concurrentPerform(iterations: cores) { worker in
+                var local = 0
+                for _ in stride(from: worker, to: batch, by: cores) where (try? AppReceipt(bytes)) != nil { local += 1 }
+                counter.add(local)
+            }
+            return counter.value
+        }))
+        if let r = report["parse/parallel batch of \(batch) (\(cores) cores)"] {
+            report.notes.append(String(format: "parallel parse: %.0f receipts/s on %d cores", Double(batch) / r.nsPerOp * 1e9, cores))
+        }
+    }
+
+    /// `--file PATH [--anchor CERT]`: the fixed measurement names outside scripts compare.
+    func runFile(_ path: String) throws -> Report {
+        guard let data = FileManager.default.contents(atPath: path) else { throw BenchmarkError(description: "\(path): cannot be read") }
+        let input = [UInt8](data)
+        guard case .appReceipt(let bytes) = try ReceiptInput.detect(input) else {
+            throw BenchmarkError(description: "\(path) is not an app receipt")
+        }
+        let parsed = try AppReceipt(bytes)
+        var report = Report()
+        let receipt = CorpusReceipt(name: "file", bytes: bytes, purchases: parsed.inAppPurchases.count,
+                                    product: parsed.inAppPurchases.first?.productIdentifier ?? "none")
+        try measureParsing(receipt, into: &report, baselines: true)
+        // Fixed names for scripts: drop the "/file" suffix.
+        report.results = report.results.map {
+            Result(name: $0.name.replacingOccurrences(of: "/file", with: ""), bytes: $0.bytes, nsPerOp: $0.nsPerOp, runs: $0.runs, spreadPercent: $0.spreadPercent)
+        }
+        if parsed.inAppPurchases.isEmpty, let query = report.results.firstIndex(where: { $0.name == "query" }) {
+            report.notes.append("the receipt has no in-app purchases; 'query' looked for a product that is not there")
+            _ = query
+        }
+        report.ratio("parse vs openssl-rmstore-parse", "openssl-rmstore-parse", "parse")
+        report.ratio("parse vs memcpy", "parse", "memcpy")
+        return report
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total = 0
+    func add(_ n: Int) { lock.lock(); total += n; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return total }
+}

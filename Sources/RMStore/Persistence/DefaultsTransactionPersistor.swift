@@ -1,0 +1,42 @@
+// The user-defaults-style reference persistor: one human-readable JSON file.
+
+public import Foundation
+
+/// Persists transactions in one human-readable JSON file (RMStore's
+/// `RMStoreUserDefaultsPersistence`, with JSON in place of NSKeyedArchiver and a file in place of
+/// `NSUserDefaults`).
+///
+/// The file is an object mapping each product id to its list of records:
+/// `{"com.example.coins": [{"consumed": false, "date": "…", "productIdentifier": "…",
+/// "transactionIdentifier": "…", …}]}`. Writes are atomic and durable (temporary file, fsync,
+/// rename, directory fsync). A file that is not valid JSON makes every call throw
+/// `PersistenceError.corrupt`; it is never reset silently.
+///
+/// Thread safety: every call takes a lock shared by all persistors of this process on the same
+/// path, and reads the file afresh. Different processes writing the same file are not
+/// coordinated.
+public final class DefaultsTransactionPersistor: TransactionLedger {
+    /// The JSON file.
+    public let fileURL: URL
+    private let file: LedgerFile
+
+    /// Creates a persistor over `fileURL` (created at the first write; its directory must exist).
+    public init(fileURL: URL) {
+        self.fileURL = fileURL
+        file = LedgerFile(url: fileURL, permissions: 0o644) { data, url in
+            try LedgerJSON.decode(data, path: url.path)
+        } encode: { contents in
+            try LedgerJSON.encoder().encode(contents)
+        }
+    }
+
+    public func persist(_ transaction: PaymentTransaction) throws { try file.persist(transaction) }
+    public func consume(productIdentifier: String) throws -> Bool { try file.consume(productIdentifier: productIdentifier) }
+    public func count(productIdentifier: String) throws -> Int { try file.count(productIdentifier: productIdentifier) }
+    public func isPurchased(productIdentifier: String) throws -> Bool { try file.isPurchased(productIdentifier: productIdentifier) }
+    public func purchasedProductIdentifiers() throws -> Set<String> { try file.purchasedProductIdentifiers() }
+    public func transactions(forProduct productIdentifier: String) throws -> [TransactionRecord] {
+        try file.transactions(forProduct: productIdentifier)
+    }
+    public func removeAll() throws { try file.removeFile() }
+}

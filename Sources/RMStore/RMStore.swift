@@ -1,1 +1,0 @@
-// RMStore module

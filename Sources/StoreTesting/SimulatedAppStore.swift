@@ -1,0 +1,731 @@
+// A simulated App Store: the Linux analogue of Xcode's StoreKit testing. It implements the store's
+// PaymentQueue, ProductsRequesting and ReceiptRefreshing protocols over a catalog, with scripted
+// outcomes, hosted downloads, restores, subscription renewals on a simulated clock, redelivery of
+// unfinished transactions, and the receipt seam.
+
+public import Foundation
+public import RMStore
+
+/// How a simulated payment ends.
+public enum PurchaseOutcome: Sendable {
+    /// How an Ask to Buy request is resolved.
+    public enum AskToBuyResolution: Sendable {
+        /// Approved right after the deferred update (a purchased update follows).
+        case approved
+        /// Declined right after the deferred update (a failed update, code `paymentDeclined`).
+        case declined
+        /// Left waiting until `approveAskToBuy(_:)` or `declineAskToBuy(_:)` is called.
+        case pending
+    }
+
+    /// How an interrupted purchase is resolved.
+    public enum InterruptionResolution: Sendable {
+        /// The user completes the required action at once: a new purchased transaction follows.
+        case resolved
+        /// Left waiting until `resolveInterruptedPurchase(_:)` is called.
+        case pending
+    }
+
+    /// The purchase succeeds.
+    case purchased
+    /// The purchase fails with this error.
+    case failed(any Error)
+    /// The user cancels (a failed update with code `paymentCancelled`).
+    case cancelled
+    /// Ask to Buy: a deferred update, then the resolution.
+    case deferred(AskToBuyResolution)
+    /// The purchase needs an action from the user (accept terms, update a card): a failed update
+    /// with code `paymentInterrupted`, and, once resolved, a new purchased transaction for the
+    /// same payment (as StoreKit 1 does).
+    case interrupted(InterruptionResolution)
+}
+
+/// A simulated App Store for one app.
+///
+/// ## Delivery
+/// Like StoreKit, nothing is reported synchronously: every update is an **event** in a FIFO.
+/// With `deliversAutomatically` (the default) the events run in a main-actor task soon after they
+/// are scheduled, which suits async code. With `deliversAutomatically: false` they run only when
+/// a test calls `processNextEvent()` or `processAllEvents()`, which gives full control over
+/// interleavings (pause a download between two progress steps, check state between updates).
+///
+/// ## Scripting
+/// A payment's outcome is, in this order: the one set for its payment id
+/// (`setOutcome(_:forPayment:)`), the next one queued for its product
+/// (`enqueueOutcomes(_:forProduct:)`), the product's default (`setOutcome(_:forProduct:)`), or
+/// `.purchased`.
+///
+/// ## Isolation
+/// Main-actor isolated, like the protocols it implements; observers are called on the main actor.
+@MainActor
+public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptRefreshing {
+    /// The products on sale.
+    public var catalog: StoreCatalog
+    /// The app's bundle identifier (for receipts).
+    public let bundleIdentifier: String
+    /// The app's version (for receipts).
+    public let appVersion: String
+    /// The version the user first installed (for receipts).
+    public let originalApplicationVersion: String
+    /// Where the app receipt is written (nil: no receipt is written).
+    public let receiptURL: URL?
+    /// Builds receipts (nil: no receipt is written).
+    public var receiptIssuer: (any ReceiptIssuing)?
+    /// The simulated time: purchase dates, expiry dates and receipt dates come from it.
+    public let clock: SimulatedClock
+    /// Where finished store-hosted downloads are written.
+    public let downloadsDirectory: URL
+    /// Whether events run by themselves (see the type's documentation).
+    public var deliversAutomatically: Bool
+
+    /// Whether payments are allowed (false: every payment fails with `paymentNotAllowed`).
+    public var canMakePayments = true
+    /// When set, products requests fail with it.
+    public var productsRequestError: (any Error)?
+    /// When set, receipt refreshes fail with it.
+    public var refreshError: (any Error)?
+    /// When set, restores fail with it.
+    public var restoreError: (any Error)?
+    /// When set, every transaction update is delivered twice in the same call (a StoreKit glitch
+    /// that, for restored transactions, stalled RMStore's restore counter, PR #150).
+    public var deliversTransactionUpdatesTwice = false
+
+    /// Payments added, in order.
+    public private(set) var addedPayments: [Payment] = []
+    /// Transaction identifiers finished, in order (each once).
+    public private(set) var finishedTransactionIdentifiers: [String] = []
+    /// Transactions delivered and not finished yet, in delivery order. They are delivered again
+    /// to every observer added later.
+    public private(set) var unfinishedTransactions: [PaymentTransaction] = []
+    /// Every purchase of the app (including renewals), in order, as a receipt lists them.
+    public var purchaseHistory: [ReceiptInAppPurchase] { purchases.map(\.receiptEntry) }
+    /// How many products requests were made.
+    public private(set) var productsRequestCount = 0
+    /// How many receipt refreshes were requested.
+    public private(set) var refreshRequestCount = 0
+    /// How many restores were requested, and with which application usernames.
+    public private(set) var restoreRequests: [String?] = []
+    /// Download ids passed to `startDownloads`, in order.
+    public private(set) var startedDownloadIdentifiers: [String] = []
+    /// How many receipts were written.
+    public private(set) var receiptIssueCount = 0
+    /// The error of the last failed receipt issue after a purchase, if any.
+    public private(set) var lastReceiptError: (any Error)?
+
+    private var observers: [WeakQueueObserver] = []
+    private var events: [@MainActor () -> Void] = []
+    private var drainScheduled = false
+    private var productOutcomes: [String: PurchaseOutcome] = [:]
+    private var queuedOutcomes: [String: [PurchaseOutcome]] = [:]
+    private var paymentOutcomes: [PaymentID: PurchaseOutcome] = [:]
+    private var askToBuy: [PaymentID: PendingPayment] = [:]
+    private var interrupted: [PaymentID: Payment] = [:]
+    private var purchases: [PurchaseRecord] = []
+    private var subscriptions: [String: SubscriptionState] = [:]
+    private var downloads: [String: DownloadRecord] = [:]
+    private var random: SplitMix64
+    private var lastTransactionNumber: UInt64
+    private var lastWebOrderLineItemID: Int64
+
+    /// Creates a simulated App Store.
+    ///
+    /// - Parameters:
+    ///   - receiptURL: where to write the receipt; needs `receiptIssuer` too.
+    ///   - downloadsDirectory: where hosted content goes (default: a fresh temporary directory).
+    ///   - seed: makes transaction ids reproducible.
+    public init(
+        catalog: StoreCatalog,
+        bundleIdentifier: String = "com.example.app",
+        appVersion: String = "1.0",
+        originalApplicationVersion: String = "1.0",
+        receiptURL: URL? = nil,
+        receiptIssuer: (any ReceiptIssuing)? = nil,
+        clock: SimulatedClock = SimulatedClock(),
+        downloadsDirectory: URL? = nil,
+        deliversAutomatically: Bool = true,
+        seed: UInt64 = 2013
+    ) {
+        self.catalog = catalog
+        self.bundleIdentifier = bundleIdentifier
+        self.appVersion = appVersion
+        self.originalApplicationVersion = originalApplicationVersion
+        self.receiptURL = receiptURL
+        self.receiptIssuer = receiptIssuer
+        self.clock = clock
+        self.downloadsDirectory = downloadsDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("SimulatedAppStore-\(UUID().uuidString)")
+        self.deliversAutomatically = deliversAutomatically
+        var random = SplitMix64(seed: seed)
+        // Sandbox-style identifiers: 16 decimal digits starting with 2000000.
+        lastTransactionNumber = 2_000_000_000_000_000 + random.next() % 900_000_000
+        lastWebOrderLineItemID = 2_000_000_000_000_000 + Int64(random.next() % 900_000_000)
+        self.random = random
+    }
+
+    // MARK: - Events
+
+    /// How many events wait to run.
+    public var pendingEventCount: Int { events.count }
+
+    /// Runs the oldest event. Returns `false` when there was none.
+    @discardableResult
+    public func processNextEvent() -> Bool {
+        guard !events.isEmpty else { return false }
+        let event = events.removeFirst()
+        event()
+        return true
+    }
+
+    /// Runs events, including those they schedule, until none is left (at most `limit`).
+    public func processAllEvents(limit: Int = 100_000) {
+        var count = 0
+        while count < limit, processNextEvent() {
+            count += 1
+        }
+    }
+
+    private func schedule(_ event: @escaping @MainActor () -> Void) {
+        events.append(event)
+        guard deliversAutomatically, !drainScheduled else { return }
+        drainScheduled = true
+        Task { @MainActor [weak self] in
+            guard let self else { return }
+            self.drainScheduled = false
+            self.processAllEvents()
+        }
+    }
+
+    private func deliver(_ body: (any PaymentQueueObserver) -> Void) {
+        observers.removeAll { $0.value == nil }
+        for observer in observers.compactMap(\.value) {
+            body(observer)
+        }
+    }
+
+    private func deliver(transactions: [PaymentTransaction]) {
+        let batch = deliversTransactionUpdatesTwice ? transactions + transactions : transactions
+        deliver { $0.paymentQueue(self, updatedTransactions: batch) }
+    }
+
+    private func deliver(downloads: [Download]) {
+        deliver { $0.paymentQueue(self, updatedDownloads: downloads) }
+    }
+
+    // MARK: - Scripting
+
+    /// Sets the outcome of every payment of a product (unless a more specific one applies).
+    public func setOutcome(_ outcome: PurchaseOutcome, forProduct productIdentifier: String) {
+        productOutcomes[productIdentifier] = outcome
+    }
+
+    /// Queues outcomes for the next payments of a product, one each.
+    public func enqueueOutcomes(_ outcomes: [PurchaseOutcome], forProduct productIdentifier: String) {
+        queuedOutcomes[productIdentifier, default: []].append(contentsOf: outcomes)
+    }
+
+    /// Sets the outcome of one payment (call it after `add` and before the payment is processed,
+    /// or before adding a payment whose id you created).
+    public func setOutcome(_ outcome: PurchaseOutcome, forPayment paymentID: PaymentID) {
+        paymentOutcomes[paymentID] = outcome
+    }
+
+    private func takeOutcome(for payment: Payment) -> PurchaseOutcome {
+        if let outcome = paymentOutcomes.removeValue(forKey: payment.id) { return outcome }
+        if var queue = queuedOutcomes[payment.productIdentifier], !queue.isEmpty {
+            let outcome = queue.removeFirst()
+            queuedOutcomes[payment.productIdentifier] = queue
+            return outcome
+        }
+        return productOutcomes[payment.productIdentifier] ?? .purchased
+    }
+
+    /// Approves a pending Ask to Buy request: a purchased update follows. Returns `false` when no
+    /// request of this payment is pending.
+    @discardableResult
+    public func approveAskToBuy(_ paymentID: PaymentID) -> Bool {
+        guard let pending = askToBuy.removeValue(forKey: paymentID) else { return false }
+        schedule { [weak self] in self?.completePurchase(pending.payment, identifier: pending.identifier) }
+        return true
+    }
+
+    /// Declines a pending Ask to Buy request: a failed update (`paymentDeclined`) follows.
+    @discardableResult
+    public func declineAskToBuy(_ paymentID: PaymentID) -> Bool {
+        guard let pending = askToBuy.removeValue(forKey: paymentID) else { return false }
+        schedule { [weak self] in
+            self?.failPurchase(pending.payment, identifier: pending.identifier, error: StoreError(.paymentDeclined))
+        }
+        return true
+    }
+
+    /// Completes an interrupted purchase: a new purchased transaction for the same payment follows.
+    @discardableResult
+    public func resolveInterruptedPurchase(_ paymentID: PaymentID) -> Bool {
+        guard let payment = interrupted.removeValue(forKey: paymentID) else { return false }
+        schedule { [weak self] in
+            guard let self else { return }
+            self.completePurchase(payment, identifier: self.nextTransactionIdentifier())
+        }
+        return true
+    }
+
+    // MARK: - PaymentQueue
+
+    public func add(_ payment: Payment) {
+        addedPayments.append(payment)
+        schedule { [weak self] in self?.beginPayment(payment) }
+    }
+
+    private func beginPayment(_ payment: Payment) {
+        let identifier = nextTransactionIdentifier()
+        guard canMakePayments else {
+            failPurchase(payment, identifier: identifier, error: StoreError(.paymentNotAllowed))
+            return
+        }
+        guard catalog.product(payment.productIdentifier) != nil else {
+            failPurchase(payment, identifier: identifier, error: StoreError(.paymentInvalid, "No product \(payment.productIdentifier) in the catalog"))
+            return
+        }
+        deliver(transactions: [PaymentTransaction(identifier: identifier, state: .purchasing, payment: payment)])
+        schedule { [weak self] in self?.resolve(payment, identifier: identifier) }
+    }
+
+    private func resolve(_ payment: Payment, identifier: String) {
+        switch takeOutcome(for: payment) {
+        case .purchased:
+            completePurchase(payment, identifier: identifier)
+        case .failed(let error):
+            failPurchase(payment, identifier: identifier, error: error)
+        case .cancelled:
+            failPurchase(payment, identifier: identifier, error: StoreError(.paymentCancelled))
+        case .deferred(let resolution):
+            askToBuy[payment.id] = PendingPayment(payment: payment, identifier: identifier)
+            deliver(transactions: [PaymentTransaction(identifier: identifier, state: .deferred, payment: payment, date: clock.now)])
+            switch resolution {
+            case .approved: approveAskToBuy(payment.id)
+            case .declined: declineAskToBuy(payment.id)
+            case .pending: break
+            }
+        case .interrupted(let resolution):
+            interrupted[payment.id] = payment
+            failPurchase(payment, identifier: identifier, error: StoreError(.paymentInterrupted))
+            if case .resolved = resolution {
+                resolveInterruptedPurchase(payment.id)
+            }
+        }
+    }
+
+    private func failPurchase(_ payment: Payment, identifier: String, error: any Error) {
+        let transaction = PaymentTransaction(identifier: identifier, state: .failed, payment: payment, date: clock.now, error: error)
+        unfinishedTransactions.append(transaction)
+        deliver(transactions: [transaction])
+    }
+
+    private func completePurchase(_ payment: Payment, identifier: String) {
+        guard let simulated = catalog.product(payment.productIdentifier) else {
+            failPurchase(payment, identifier: identifier, error: StoreError(.paymentInvalid))
+            return
+        }
+        let product = simulated.product
+        let now = clock.now
+        var transaction = PaymentTransaction(identifier: identifier, state: .purchased, payment: payment, date: now)
+        var entry = ReceiptInAppPurchase(
+            productIdentifier: product.identifier,
+            transactionIdentifier: identifier,
+            originalTransactionIdentifier: identifier,
+            purchaseDate: now,
+            originalPurchaseDate: now,
+            quantity: payment.quantity,
+            productType: product.kind
+        )
+        if product.kind == .autoRenewableSubscription, let period = product.subscriptionPeriod, let expiry = period.advance(now) {
+            let webOrder = nextWebOrderLineItemID()
+            transaction.expirationDate = expiry
+            transaction.webOrderLineItemID = webOrder
+            entry.expirationDate = expiry
+            entry.webOrderLineItemID = webOrder
+            subscriptions[identifier] = SubscriptionState(
+                productIdentifier: product.identifier,
+                originalTransactionIdentifier: identifier,
+                originalPurchaseDate: now,
+                expirationDate: expiry,
+                period: period,
+                autoRenews: true,
+                applicationUsername: payment.applicationUsername
+            )
+        }
+        transaction.downloads = makeDownloads(for: simulated, transactionIdentifier: identifier)
+        purchases.append(PurchaseRecord(receiptEntry: entry, applicationUsername: payment.applicationUsername))
+        unfinishedTransactions.append(transaction)
+        issueReceiptAfterPurchase()
+        deliver(transactions: [transaction])
+    }
+
+    public func finishTransaction(_ transaction: PaymentTransaction) {
+        guard let index = unfinishedTransactions.firstIndex(where: { $0.identifier == transaction.identifier }) else { return }
+        unfinishedTransactions.remove(at: index)
+        finishedTransactionIdentifiers.append(transaction.identifier)
+        if let record = purchases.firstIndex(where: { $0.receiptEntry.transactionIdentifier == transaction.identifier }) {
+            purchases[record].finished = true
+        }
+    }
+
+    public func restoreCompletedTransactions(applicationUsername: String?) {
+        restoreRequests.append(applicationUsername)
+        schedule { [weak self] in self?.performRestore(applicationUsername: applicationUsername) }
+    }
+
+    private func performRestore(applicationUsername: String?) {
+        if let restoreError {
+            deliver { $0.paymentQueue(self, restoreCompletedTransactionsFailedWithError: restoreError) }
+            return
+        }
+        let now = clock.now
+        var restored: [PaymentTransaction] = []
+        for record in purchases {
+            let entry = record.receiptEntry
+            guard entry.productType == .nonConsumable || entry.productType == .autoRenewableSubscription,
+                  applicationUsername == nil || record.applicationUsername == applicationUsername,
+                  let simulated = catalog.product(entry.productIdentifier) else { continue }
+            let identifier = nextTransactionIdentifier()
+            var transaction = PaymentTransaction(
+                identifier: identifier,
+                state: .restored,
+                payment: Payment(productIdentifier: entry.productIdentifier, quantity: entry.quantity, applicationUsername: record.applicationUsername),
+                date: now,
+                original: OriginalTransaction(identifier: entry.transactionIdentifier, date: entry.purchaseDate),
+                expirationDate: entry.expirationDate,
+                webOrderLineItemID: entry.webOrderLineItemID
+            )
+            transaction.downloads = makeDownloads(for: simulated, transactionIdentifier: identifier)
+            restored.append(transaction)
+            unfinishedTransactions.append(transaction)
+        }
+        if !restored.isEmpty {
+            deliver(transactions: restored)
+        }
+        schedule { [weak self] in
+            guard let self else { return }
+            self.deliver { $0.paymentQueueRestoreCompletedTransactionsFinished(self) }
+        }
+    }
+
+    public func addObserver(_ observer: any PaymentQueueObserver) {
+        observers.removeAll { $0.value == nil }
+        guard !observers.contains(where: { $0.value === observer }) else { return }
+        observers.append(WeakQueueObserver(value: observer))
+        // Like StoreKit at launch: what was not finished is delivered again to the new observer.
+        guard unfinishedTransactions.contains(where: { $0.state != .deferred && $0.state != .purchasing }) else { return }
+        schedule { [weak self, weak observer] in
+            guard let self, let observer else { return }
+            let pending = self.unfinishedTransactions.filter { $0.state != .deferred && $0.state != .purchasing }
+            guard !pending.isEmpty else { return }
+            observer.paymentQueue(self, updatedTransactions: pending)
+        }
+    }
+
+    public func removeObserver(_ observer: any PaymentQueueObserver) {
+        observers.removeAll { $0.value == nil || $0.value === observer }
+    }
+
+    // MARK: - Downloads
+
+    private func makeDownloads(for product: SimulatedProduct, transactionIdentifier: String) -> [Download] {
+        product.hostedContents.map { content in
+            let download = Download(
+                id: "\(transactionIdentifier).\(content.contentIdentifier)",
+                contentIdentifier: content.contentIdentifier,
+                transactionIdentifier: transactionIdentifier,
+                state: .waiting,
+                contentLength: Int64(content.payload.count),
+                contentVersion: content.contentVersion
+            )
+            downloads[download.id] = DownloadRecord(download: download, content: content)
+            return download
+        }
+    }
+
+    /// The current state of a download, by id.
+    public func download(withIdentifier identifier: String) -> Download? {
+        downloads[identifier]?.download
+    }
+
+    public func startDownloads(_ downloads: [Download]) {
+        for download in downloads {
+            guard var record = self.downloads[download.id], record.download.state == .waiting, !record.started else { continue }
+            record.started = true
+            self.downloads[download.id] = record
+            startedDownloadIdentifiers.append(download.id)
+            // Like StoreKit: first a waiting update, then progress.
+            let snapshot = record.download
+            schedule { [weak self] in self?.deliver(downloads: [snapshot]) }
+            scheduleStep(download.id, generation: record.generation)
+        }
+    }
+
+    public func pauseDownloads(_ downloads: [Download]) {
+        changeDownloads(downloads, from: [.waiting, .active], to: .paused)
+    }
+
+    public func resumeDownloads(_ downloads: [Download]) {
+        changeDownloads(downloads, from: [.paused], to: .active)
+    }
+
+    public func cancelDownloads(_ downloads: [Download]) {
+        changeDownloads(downloads, from: [.waiting, .active, .paused], to: .cancelled)
+    }
+
+    private func changeDownloads(_ downloads: [Download], from allowed: Set<DownloadState>, to state: DownloadState) {
+        for download in downloads {
+            guard var record = self.downloads[download.id], allowed.contains(record.download.state) else { continue }
+            record.download.state = state
+            record.generation += 1
+            self.downloads[download.id] = record
+            let snapshot = record.download
+            schedule { [weak self] in self?.deliver(downloads: [snapshot]) }
+            if state == .active {
+                scheduleStep(download.id, generation: record.generation)
+            }
+        }
+    }
+
+    private func scheduleStep(_ identifier: String, generation: Int) {
+        schedule { [weak self] in self?.stepDownload(identifier, generation: generation) }
+    }
+
+    private func stepDownload(_ identifier: String, generation: Int) {
+        guard var record = downloads[identifier], record.generation == generation,
+              record.download.state == .waiting || record.download.state == .active else { return }
+        let steps = record.content.progressSteps
+        if record.nextStep < steps.count {
+            record.download.state = .active
+            record.download.progress = min(max(steps[record.nextStep], 0), 1)
+            record.download.timeRemaining = Double(steps.count - record.nextStep)
+            record.nextStep += 1
+            downloads[identifier] = record
+            deliver(downloads: [record.download])
+            scheduleStep(identifier, generation: generation)
+            return
+        }
+        switch record.content.outcome {
+        case .finished:
+            do {
+                record.download.contentURL = try writeContent(of: record)
+                record.download.state = .finished
+                record.download.progress = 1
+                record.download.timeRemaining = 0
+            } catch {
+                record.download.state = .failed
+                record.download.error = error
+            }
+        case .failed(let error):
+            record.download.state = .failed
+            record.download.error = error
+        case .cancelled:
+            record.download.state = .cancelled
+        }
+        downloads[identifier] = record
+        deliver(downloads: [record.download])
+    }
+
+    private func writeContent(of record: DownloadRecord) throws -> URL {
+        let directory = downloadsDirectory
+            .appendingPathComponent(record.download.transactionIdentifier)
+            .appendingPathComponent(record.content.contentIdentifier)
+        let contents = directory.appendingPathComponent("Contents")
+        try FileManager.default.createDirectory(at: contents, withIntermediateDirectories: true)
+        try record.content.payload.write(to: contents.appendingPathComponent(record.content.fileName), options: .atomic)
+        return directory
+    }
+
+    // MARK: - Subscriptions
+
+    /// Moves the simulated clock forward and delivers every renewal due by the new time (one
+    /// purchased transaction per period, with the chain's original transaction id and a new web
+    /// order line item id), then issues a new receipt.
+    public func advanceClock(by interval: TimeInterval) {
+        clock.advance(by: interval)
+        renewDueSubscriptions()
+    }
+
+    /// Turns auto-renewal of a subscription chain (by any of its product's chains) off or on.
+    public func setAutoRenew(_ autoRenews: Bool, productIdentifier: String) {
+        for (key, var state) in subscriptions where state.productIdentifier == productIdentifier {
+            state.autoRenews = autoRenews
+            subscriptions[key] = state
+        }
+    }
+
+    /// Refunds a purchase: its receipt entry gets a cancellation date (now), and a refunded
+    /// subscription stops renewing. A new receipt is issued.
+    public func refund(transactionIdentifier: String) {
+        guard let index = purchases.firstIndex(where: { $0.receiptEntry.transactionIdentifier == transactionIdentifier }) else { return }
+        purchases[index].receiptEntry.cancellationDate = clock.now
+        let original = purchases[index].receiptEntry.originalTransactionIdentifier
+        if var state = subscriptions[original] {
+            state.autoRenews = false
+            subscriptions[original] = state
+        }
+        issueReceiptAfterPurchase()
+    }
+
+    private func renewDueSubscriptions() {
+        let now = clock.now
+        var renewals: [PaymentTransaction] = []
+        for key in subscriptions.keys.sorted() {
+            guard var state = subscriptions[key] else { continue }
+            while state.autoRenews, state.expirationDate <= now, let next = state.period.advance(state.expirationDate) {
+                let identifier = nextTransactionIdentifier()
+                let webOrder = nextWebOrderLineItemID()
+                let payment = Payment(productIdentifier: state.productIdentifier, applicationUsername: state.applicationUsername)
+                let transaction = PaymentTransaction(
+                    identifier: identifier,
+                    state: .purchased,
+                    payment: payment,
+                    date: state.expirationDate,
+                    original: OriginalTransaction(identifier: state.originalTransactionIdentifier, date: state.originalPurchaseDate),
+                    expirationDate: next,
+                    webOrderLineItemID: webOrder
+                )
+                let entry = ReceiptInAppPurchase(
+                    productIdentifier: state.productIdentifier,
+                    transactionIdentifier: identifier,
+                    originalTransactionIdentifier: state.originalTransactionIdentifier,
+                    purchaseDate: state.expirationDate,
+                    originalPurchaseDate: state.originalPurchaseDate,
+                    expirationDate: next,
+                    webOrderLineItemID: webOrder,
+                    productType: .autoRenewableSubscription
+                )
+                purchases.append(PurchaseRecord(receiptEntry: entry, applicationUsername: state.applicationUsername))
+                unfinishedTransactions.append(transaction)
+                renewals.append(transaction)
+                state.expirationDate = next
+            }
+            subscriptions[key] = state
+        }
+        guard !renewals.isEmpty else { return }
+        issueReceiptAfterPurchase()
+        schedule { [weak self] in self?.deliver(transactions: renewals) }
+    }
+
+    // MARK: - Products and receipt
+
+    public func requestProducts(
+        identifiers: Set<String>,
+        completion: @escaping @MainActor @Sendable (Result<ProductsResponse, any Error>) -> Void
+    ) {
+        productsRequestCount += 1
+        schedule { [weak self] in
+            guard let self else { return }
+            if let error = self.productsRequestError {
+                completion(.failure(error))
+                return
+            }
+            let sorted = identifiers.sorted()
+            completion(.success(ProductsResponse(
+                products: sorted.compactMap { self.catalog.product($0)?.product },
+                invalidProductIdentifiers: sorted.filter { self.catalog.product($0) == nil }
+            )))
+        }
+    }
+
+    public func refreshReceipt(completion: @escaping @MainActor @Sendable (Result<Void, any Error>) -> Void) {
+        refreshRequestCount += 1
+        schedule { [weak self] in
+            guard let self else { return }
+            if let error = self.refreshError {
+                completion(.failure(error))
+                return
+            }
+            completion(self.issueReceipt())
+        }
+    }
+
+    /// The receipt contents as they are now.
+    public func currentReceiptContents() -> ReceiptContents? {
+        guard let receiptURL else { return nil }
+        return ReceiptContents(
+            bundleIdentifier: bundleIdentifier,
+            appVersion: appVersion,
+            originalApplicationVersion: originalApplicationVersion,
+            creationDate: clock.now,
+            receiptURL: receiptURL,
+            inAppPurchases: purchases
+                .filter { !($0.receiptEntry.productType == .consumable && $0.finished) }
+                .map(\.receiptEntry)
+        )
+    }
+
+    private func issueReceiptAfterPurchase() {
+        if case .failure(let error) = issueReceipt() {
+            lastReceiptError = error
+        } else {
+            lastReceiptError = nil
+        }
+    }
+
+    private func issueReceipt() -> Result<Void, any Error> {
+        guard let receiptIssuer, let contents = currentReceiptContents() else { return .success(()) }
+        do {
+            let bytes = try receiptIssuer.issueReceipt(for: contents)
+            try FileManager.default.createDirectory(
+                at: contents.receiptURL.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try AtomicFile.write(bytes, to: contents.receiptURL, permissions: 0o644)
+            receiptIssueCount += 1
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: - Identifiers
+
+    private func nextTransactionIdentifier() -> String {
+        lastTransactionNumber += 1 + random.next() % 89
+        return String(lastTransactionNumber)
+    }
+
+    private func nextWebOrderLineItemID() -> Int64 {
+        lastWebOrderLineItemID += 1 + Int64(random.next() % 89)
+        return lastWebOrderLineItemID
+    }
+}
+
+// MARK: - Private types
+
+private struct WeakQueueObserver {
+    weak var value: (any PaymentQueueObserver)?
+}
+
+private struct PendingPayment {
+    let payment: Payment
+    let identifier: String
+}
+
+private struct PurchaseRecord {
+    var receiptEntry: ReceiptInAppPurchase
+    let applicationUsername: String?
+    var finished = false
+}
+
+private struct SubscriptionState {
+    let productIdentifier: String
+    let originalTransactionIdentifier: String
+    let originalPurchaseDate: Date
+    var expirationDate: Date
+    let period: SubscriptionPeriod
+    var autoRenews: Bool
+    let applicationUsername: String?
+}
+
+private struct DownloadRecord {
+    var download: Download
+    let content: SimulatedDownloadContent
+    var nextStep = 0
+    var started = false
+    /// Bumped by pause, resume and cancel, so that steps scheduled before are dropped.
+    var generation = 0
+}
