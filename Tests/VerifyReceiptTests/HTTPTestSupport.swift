@@ -156,7 +156,24 @@ final class ScriptedHandler: HTTPHandler {
     var requests: [HTTPRequest] { recorded.withLock { $0 } }
 }
 
-/// Starts a server on an ephemeral loopback port and stops it when the body returns.
+/// Runs blocking work (sockets, sleeps, waits) on a thread of its own and awaits it, so tests that
+/// block never hold a thread of Swift's cooperative pool, which the async tests running in parallel
+/// (and the client's continuations) need.
+func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            do {
+                continuation.resume(returning: try body())
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        thread.start()
+    }
+}
+
+/// Starts a server on an ephemeral loopback port and stops it (off the cooperative pool) when the
+/// body returns.
 func withServer<Result>(
     _ handler: some HTTPHandler, configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
     _ body: (HTTPServer) async throws -> Result
@@ -168,10 +185,10 @@ func withServer<Result>(
     try server.start()
     do {
         let result = try await body(server)
-        server.shutdown()
+        try await onThread { server.shutdown() }
         return result
     } catch {
-        server.shutdown()
+        try await onThread { server.shutdown() }
         throw error
     }
 }

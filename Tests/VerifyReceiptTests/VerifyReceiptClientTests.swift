@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import ReceiptVerification
 import Receipts
@@ -138,36 +139,41 @@ import VerifyReceipt
     }
 
     @Test func timeoutsAndRefusedConnections() async throws {
-        let slow = ScriptedHandler { _ in
-            usleep(1_500_000)
+        // The handler answers only when the test releases it (or after 30 s), so a client that
+        // returns before that returned on its own deadline or cancellation, however busy the machine.
+        let gates = Locked<[String: DispatchSemaphore]>(["timeout": DispatchSemaphore(value: 0), "cancel": DispatchSemaphore(value: 0)])
+        let slow = ScriptedHandler { request in
+            if let gate = gates.withLock({ $0[request.query ?? ""] }) { _ = gate.wait(timeout: .now() + 30) }
             return Self.statusBody(0)
         }
-        try await withServer(slow, configuration: HTTPServerConfiguration(shutdownGracePeriod: .seconds(3))) { server in
-            let configuration = Self.configuration(production: server, sandbox: server, timeout: 0.5)
+        try await withServer(slow) { server in
+            let timeoutURL = url(server, "/verifyReceipt?timeout")
+            let configuration = VerifyReceiptClient.Configuration(productionURL: timeoutURL, sandboxURL: timeoutURL, timeout: 0.5)
             let clock = ContinuousClock()
             let start = clock.now
             do throws(VerifyReceiptClientError) {
                 _ = try await VerifyReceiptClient(configuration: configuration).verify(receipt: [1])
-                Issue.record("a 1.5 s answer did not time out at 0.5 s")
+                Issue.record("a held answer did not time out at 0.5 s")
             } catch {
                 #expect(error.code == .timedOut)
                 #expect(error.isRetryable)
             }
-            // The deadline is the configured one, not URLSession's whole seconds (0.5 s would be 0).
-            let elapsed = clock.now - start
-            #expect(elapsed >= .milliseconds(450) && elapsed < .milliseconds(1400))
+            // Not at once: the deadline is the configured 0.5 s, not URLSession's whole seconds
+            // (which make 0.5 s zero on Linux).
+            #expect(clock.now - start >= .milliseconds(450))
+            gates.withLock { $0["timeout"] }?.signal()
 
-            // Cancelling the calling task ends the call at once with `cancelled`.
-            let patient = VerifyReceiptClient(configuration: Self.configuration(production: server, sandbox: server, timeout: 10))
+            // Cancelling the calling task ends the call with `cancelled`.
+            let cancelURL = url(server, "/verifyReceipt?cancel")
+            let patient = VerifyReceiptClient(configuration: .init(productionURL: cancelURL, sandboxURL: cancelURL, timeout: 60))
             let task = Task { try await patient.verify(receipt: [1]) }
             try await Task.sleep(for: .milliseconds(100))
-            let cancelStart = clock.now
             task.cancel()
             switch await task.result {
             case .success: Issue.record("a cancelled call succeeded")
             case .failure(let error): #expect((error as? VerifyReceiptClientError)?.code == .cancelled)
             }
-            #expect(clock.now - cancelStart < .milliseconds(500))
+            gates.withLock { $0["cancel"] }?.signal()
         }
 
         // A port nobody listens on any more.
