@@ -8,6 +8,7 @@ enum Tool {
     static let subcommands: [Subcommand] = [
         DumpCommand.subcommand,
         ASN1Command.subcommand,
+        ServeCommand.subcommand,
     ]
 }
 
