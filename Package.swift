@@ -41,6 +41,8 @@ let package = Package(
         .target(
             name: "ReceiptVerification",
             dependencies: ["ASN1", "Receipts", "ReceiptCrypto"],
+            // Apple's public roots and the StoreKit test certificate (see Anchors/PROVENANCE.md).
+            resources: [.copy("Anchors")],
             swiftSettings: swiftSettings
         ),
         // Builds and signs receipts (DER or Xcode-style BER) and test PKIs.
@@ -65,6 +67,9 @@ let package = Package(
             dependencies: ["Receipts", "ReceiptVerification", "ReceiptCrypto"],
             swiftSettings: swiftSettings
         ),
+        // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
+        .target(name: "FuzzTargets", dependencies: ["ASN1", "Receipts"], path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
+        .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
         .executableTarget(
             name: "receipt-tool",
             dependencies: ["ASN1", "Receipts", "ReceiptVerification", "ReceiptSigning", "ReceiptCrypto", "VerifyReceipt"],
@@ -85,7 +90,7 @@ let package = Package(
         ),
 
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptsTests", dependencies: ["ASN1", "Receipts"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptsTests", dependencies: ["ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCryptoTests", dependencies: ["ReceiptCrypto"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptVerificationTests",

@@ -37,6 +37,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The end of the validity period (inclusive, as RFC 5280 defines it).
     public let notAfter: Date
 
+    /// The dotted OIDs of every extension, in certificate order, read once when the certificate
+    /// is parsed (``hasExtension(oid:)`` runs on every receipt verification).
+    public let extensionOIDs: [String]
+
     /// Parses one DER-encoded certificate.
     ///
     /// - Throws: ``CryptoError/Code/emptyInput`` for no bytes, ``CryptoError/Code/malformedInput``
@@ -114,6 +118,14 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         self.derEncoded = derEncoded
         self.notBefore = notBefore
         self.notAfter = notAfter
+        let count = max(0, Int(X509_get_ext_count(handle.pointer)))
+        var oids: [String] = []
+        oids.reserveCapacity(count)
+        for index in 0..<count {
+            guard let ext = X509_get_ext(handle.pointer, Int32(index)) else { continue }
+            oids.append(dottedOID(X509_EXTENSION_get_object(ext)) ?? "")
+        }
+        extensionOIDs = oids
     }
 
     // MARK: Names and numbers
@@ -155,14 +167,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: Extensions
 
-    /// The dotted OIDs of every extension, in certificate order.
-    public var extensionOIDs: [String] {
-        extensions().map(\.oid)
-    }
-
     /// Whether the certificate carries an extension with the dotted OID `oid`.
     public func hasExtension(oid: String) -> Bool {
-        extensions().contains { $0.oid == oid }
+        extensionOIDs.contains(oid)
     }
 
     /// The contents of the `extnValue` OCTET STRING of the first extension with the dotted OID

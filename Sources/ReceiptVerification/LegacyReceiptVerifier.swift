@@ -140,6 +140,25 @@ public struct LegacyReceiptVerifier: Sendable {
         self.limits = limits
     }
 
+    /// Creates a verifier that trusts `anchors` through the pinned `intermediate`.
+    public init(
+        intermediate: Certificate, anchors: TrustAnchors, acceptsUnconfirmedVersion3: Bool = false,
+        limits: ReceiptLimits = .default
+    ) {
+        self.init(
+            intermediate: intermediate, anchors: anchors.certificates, acceptsUnconfirmedVersion3: acceptsUnconfirmedVersion3,
+            limits: limits)
+    }
+
+    /// The verifier for Apple's transaction receipts: the bundled Apple iTunes Store Certification
+    /// Authority pinned as the intermediate and the bundled Apple Inc. Root as the only anchor.
+    /// - Throws: ``TrustAnchorError`` when a bundled certificate is missing or altered.
+    public static func apple(acceptsUnconfirmedVersion3: Bool = false) throws(TrustAnchorError) -> LegacyReceiptVerifier {
+        LegacyReceiptVerifier(
+            intermediate: try BundledAnchors.appleITunesStoreCA, anchors: [try BundledAnchors.appleIncRoot],
+            acceptsUnconfirmedVersion3: acceptsUnconfirmedVersion3)
+    }
+
     /// Parses and verifies a transaction receipt given as property-list text or base64 of it.
     /// A parse failure is a verdict with one failed ``ReceiptCheck/Name/parse`` check.
     public func verify(

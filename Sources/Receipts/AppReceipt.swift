@@ -102,6 +102,15 @@ public struct AppReceipt: Sendable {
         try self.init(payload: payload, limits: limits, contiguous: true)
     }
 
+    /// Parses a payload with the general path only (no fast path for in-app records), so tests and
+    /// fuzzers can check that both paths decide the same.
+    @_spi(Testing)
+    public init(payloadWithoutFastPath payload: ArraySlice<UInt8>, limits: ReceiptLimits = .default) throws(ReceiptError) {
+        var parser = AppReceiptParser(limits: limits, segmentedPayload: false, fastPath: false)
+        self = try parser.parse(payload)
+        self.payload = payload
+    }
+
     init(payload: ArraySlice<UInt8>, limits: ReceiptLimits, contiguous: Bool) throws(ReceiptError) {
         var parser = AppReceiptParser(limits: limits, segmentedPayload: !contiguous)
         self = try parser.parse(payload)

@@ -7,18 +7,20 @@ import Receipts
 ///
 /// Routes: `POST /verifyReceipt` (the path is configurable) and `GET /health`. Everything else is
 /// 404; a known path with another method is 405. Like Apple's endpoint, every verifyReceipt answer
-/// is HTTP 200 and the outcome is the JSON `status`:
+/// is HTTP 200 and the outcome is the JSON `status`, decided in this order:
 ///
 /// | status | when |
 /// |---|---|
 /// | 21000 | the body is not a JSON object (or an option has the wrong type) |
-/// | 21002 | `receipt-data` is missing, not a string, not base64, or not a receipt |
-/// | 21003 | the receipt does not verify (signature, chain at the validation time, pinned certificates) |
+/// | 21002 | `receipt-data` is missing, not a string, not base64, or not a receipt that parses |
+/// | 21003 | the receipt does not verify (signature, chain at the validation time, pinned certificates, policy) |
+/// | 21007 | a (verified) sandbox receipt on a production endpoint |
+/// | 21008 | a (verified) production receipt on a sandbox endpoint |
 /// | 21004 | a shared secret is configured and `password` differs (or is missing for subscriptions) |
-/// | 21007 | a sandbox receipt on a production endpoint |
-/// | 21008 | a production receipt on a sandbox endpoint |
 /// | 21006 | an iOS 6 auto-renewable transaction receipt that is valid but expired at the request time |
 /// | 0 | valid: `environment`, `receipt` and, for subscriptions, `latest_receipt_info`, `latest_receipt` |
+///
+/// Verification comes before routing, so 21007/21008 are only said about authentic receipts.
 ///
 /// Environments: app receipts are production when their type is `Production`/`ProductionVPP`;
 /// transaction receipts when `environment` is `Production` or absent (that value is not signed).
@@ -34,6 +36,9 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
         public var path: String
         /// The shared secret to require in `password`, if any.
         public var sharedSecret: String?
+        /// When app receipts' chains are validated: their creation date by default, as Apple's
+        /// endpoint accepted receipts whose certificates have expired since.
+        public var appReceiptTime: ValidationTime
         /// When transaction receipts' chains are validated: their purchase date by default.
         public var transactionReceiptTime: ValidationTime
         /// Answer 21006 for a valid iOS 6 auto-renewable receipt whose `expires-date` is before the
@@ -45,12 +50,13 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
         /// Creates a configuration.
         public init(
             environment: VerifyReceiptEnvironment = .production, path: String = "/verifyReceipt", sharedSecret: String? = nil,
-            transactionReceiptTime: ValidationTime = .creationDate, reportsExpiredSubscriptions: Bool = true,
-            clock: @escaping @Sendable () -> Date = { Date() }
+            appReceiptTime: ValidationTime = .creationDate, transactionReceiptTime: ValidationTime = .creationDate,
+            reportsExpiredSubscriptions: Bool = true, clock: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.environment = environment
             self.path = path
             self.sharedSecret = sharedSecret
+            self.appReceiptTime = appReceiptTime
             self.transactionReceiptTime = transactionReceiptTime
             self.reportsExpiredSubscriptions = reportsExpiredSubscriptions
             self.clock = clock
@@ -59,13 +65,29 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
 
     /// The configuration.
     public let configuration: Configuration
+    /// The verifier for app receipts.
+    public let appReceiptVerifier: AppReceiptVerifier
     /// The verifier for legacy transaction receipts.
     public let transactionReceiptVerifier: LegacyReceiptVerifier
 
-    /// Creates an endpoint.
-    public init(configuration: Configuration = Configuration(), transactionReceiptVerifier: LegacyReceiptVerifier) {
+    /// Creates an endpoint with the given verifiers (their anchors decide what is trusted).
+    public init(
+        configuration: Configuration = Configuration(), appReceiptVerifier: AppReceiptVerifier,
+        transactionReceiptVerifier: LegacyReceiptVerifier
+    ) {
         self.configuration = configuration
+        self.appReceiptVerifier = appReceiptVerifier
         self.transactionReceiptVerifier = transactionReceiptVerifier
+    }
+
+    /// An endpoint that trusts what Apple's did: the bundled Apple roots (App Store policy) for app
+    /// receipts, and the bundled Apple Inc. Root through the pinned iTunes Store CA for transaction
+    /// receipts.
+    /// - Throws: ``TrustAnchorError`` when a bundled certificate is missing or altered.
+    public static func apple(configuration: Configuration = Configuration()) throws(TrustAnchorError) -> VerifyReceiptEndpoint {
+        VerifyReceiptEndpoint(
+            configuration: configuration, appReceiptVerifier: try AppReceiptVerifier.appStore(),
+            transactionReceiptVerifier: try LegacyReceiptVerifier.apple())
     }
 
     /// Routes a request (see the table above).
@@ -118,9 +140,32 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
         switch input {
         case .transactionReceipt(let text):
             return transactionReceipt(text, request: request)
-        case .appReceipt:
-            return failure(.notAuthenticated, "app receipts are not supported by this endpoint yet")
+        case .appReceipt(let der):
+            return appReceipt(der, request: request)
         }
+    }
+
+    func appReceipt(_ der: [UInt8], request: VerifyReceiptRequest) -> Answer {
+        let verdict = appReceiptVerifier.verify(der, at: configuration.appReceiptTime)
+        guard let receipt = verdict.receipt else {
+            return failure(.malformedReceiptData, verdict.firstFailure.map { "\($0)" } ?? "the receipt does not parse")
+        }
+        guard verdict.isValid else {
+            return failure(.notAuthenticated, verdict.firstFailure.map { "\($0)" } ?? "verification failed")
+        }
+        let hasSubscription = receipt.inAppPurchases.contains {
+            $0.productType == .autoRenewableSubscription || $0.subscriptionExpirationDate != nil
+        }
+        if let misrouted = route(VerifyReceiptEnvironment(receipt.environment)) { return misrouted }
+        if let refusal = checkSecret(request, hasSubscription: hasSubscription) { return refusal }
+        let body = VerifyReceiptResponseWriter.appReceipt(
+            receipt, environment: configuration.environment,
+            options: .init(
+                requestDate: configuration.clock(), excludeOldTransactions: request.excludeOldTransactions ?? false,
+                latestReceipt: Base64.encode(der)))
+        return Answer(
+            status: .valid, body: body,
+            reason: "app receipt \(receipt.bundleIdentifier ?? "?") with \(receipt.inAppPurchases.count) purchase(s) verified")
     }
 
     func failure(_ status: VerifyReceiptStatus, _ reason: String) -> Answer {
@@ -147,8 +192,8 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
             return failure(.notAuthenticated, verdict.firstFailure.map { "\($0)" } ?? "verification failed")
         }
         let isSubscription = receipt.purchaseInfo.expiresDate != nil
-        if let refusal = checkSecret(request, hasSubscription: isSubscription) { return refusal }
         if let misrouted = route(VerifyReceiptEnvironment(receipt.environmentKind)) { return misrouted }
+        if let refusal = checkSecret(request, hasSubscription: isSubscription) { return refusal }
         var status = VerifyReceiptStatus.valid
         if configuration.reportsExpiredSubscriptions, let expires = receipt.purchaseInfo.expiresDate,
             expires < configuration.clock()

@@ -8,7 +8,7 @@ enum DumpCommand {
         name: "dump",
         summary: "Print the fields of a receipt.",
         help: """
-            USAGE: receipt-tool dump <file> [--json] [--compact]
+            USAGE: receipt-tool dump <file> [--json] [--compact] [--payload]
 
             ARGUMENTS:
               <file>        A receipt: DER or BER (Xcode) PKCS#7, a legacy iOS 6 transaction
@@ -22,12 +22,14 @@ enum DumpCommand {
                             for a transaction receipt, the iOS 6 "receipt" object (bid, bvrs,
                             expires_date in milliseconds, ...).
               --compact     With --json, print on one line.
+              --payload     Write the raw payload bytes (what the signature covers) to standard
+                            output instead.
               -h, --help    Show help information.
             """,
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let args = try Arguments(arguments, valued: [], flagNames: ["--json", "--compact"])
+        let args = try Arguments(arguments, valued: [], flagNames: ["--json", "--compact", "--payload"])
         guard args.positional.count == 1 else {
             throw UsageError(args.positional.isEmpty ? "missing <file>" : "expected one <file>")
         }
@@ -47,7 +49,9 @@ enum DumpCommand {
             } catch {
                 throw ToolFailure("\(path): \(error)")
             }
-            if args.flag("--json") {
+            if args.flag("--payload") {
+                FileHandle.standardOutput.write(Data(receipt.payload))
+            } else if args.flag("--json") {
                 printOut(receipt.jsonText(indent: args.flag("--compact") ? 0 : 2))
             } else {
                 printOut(TextLayout.appReceipt(receipt, source: der.count == bytes.count ? "" : " (decoded from text)"))

@@ -11,7 +11,7 @@ enum ServeCommand {
         summary: "Answer POST /verifyReceipt like Apple did, verifying receipts offline.",
         help: """
             USAGE: receipt-tool serve [--host <address>] [--port <n>] [--environment production|sandbox]
-                                      [--anchor <file>]... [--itunes-ca <file>] [--shared-secret <secret>]
+                                      [--anchor <anchor>]... [--itunes-ca <file>] [--shared-secret <secret>]
                                       [--at creation|now|<date>] [--max-connections <n>]
                                       [--max-body-bytes <n>] [--request-timeout <seconds>] [--quiet]
 
@@ -21,8 +21,11 @@ enum ServeCommand {
               --environment <env>     Which Apple endpoint to stand in for: production (default)
                                       answers 21007 to sandbox receipts, sandbox answers 21008 to
                                       production receipts.
-              --anchor <file>         A trust anchor (DER or PEM); repeat for several. Replaces the
-                                      bundled Apple roots for both receipt kinds.
+              --anchor <anchor>       A trust anchor (repeatable): 'apple' (the bundled Apple Inc.
+                                      Root, G2 and G3), 'xcode' (the bundled StoreKit test
+                                      certificate, with the Xcode policy) or a certificate file,
+                                      DER or PEM. Default: apple. Transaction receipts chain to the
+                                      same anchors.
               --itunes-ca <file>      The intermediate pinned for iOS 6 transaction receipts
                                       (default: the bundled Apple iTunes Store CA).
               --shared-secret <s>     Require this "password" (21004 otherwise; subscriptions only
@@ -89,11 +92,28 @@ enum ServeCommand {
         let quiet = args.flag("--quiet")
         if !quiet { configuration.log = { printError("serve: \($0)") } }
 
-        let anchors = try args.values("--anchor").flatMap(loadCertificates)
-        let legacy = try legacyVerifier(anchors: anchors, intermediatePath: args.value("--itunes-ca"))
+        let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
+        let anchors = try VerifyCommand.loadAnchors(anchorNames)
+        let policy: ReceiptPolicy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+        let intermediate: Certificate
+        if let path = args.value("--itunes-ca") {
+            let certificates = try loadCertificates(path)
+            guard certificates.count == 1, let only = certificates.first else {
+                throw ToolFailure("\(path): expected exactly one certificate")
+            }
+            intermediate = only
+        } else {
+            do throws(TrustAnchorError) {
+                intermediate = try BundledAnchors.appleITunesStoreCA
+            } catch {
+                throw ToolFailure("cannot load the bundled Apple iTunes Store CA: \(error)")
+            }
+        }
         let endpoint = VerifyReceiptEndpoint(
-            configuration: .init(environment: environment, sharedSecret: args.value("--shared-secret"), transactionReceiptTime: time),
-            transactionReceiptVerifier: legacy)
+            configuration: .init(
+                environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
+            appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
+            transactionReceiptVerifier: LegacyReceiptVerifier(intermediate: intermediate, anchors: anchors))
         let server = HTTPServer(configuration: configuration, handler: LoggingEndpoint(endpoint: endpoint, quiet: quiet))
         do {
             try server.start()
@@ -116,17 +136,6 @@ enum ServeCommand {
         } catch let error as CryptoError {
             throw ToolFailure("\(path): not a DER or PEM certificate: \(error.reason)")
         }
-    }
-
-    static func legacyVerifier(anchors: [Certificate], intermediatePath: String?) throws -> LegacyReceiptVerifier {
-        guard let intermediatePath, !anchors.isEmpty else {
-            throw UsageError("pass --anchor (Apple Inc. Root) and --itunes-ca (Apple iTunes Store CA)")
-        }
-        let intermediates = try loadCertificates(intermediatePath)
-        guard intermediates.count == 1, let intermediate = intermediates.first else {
-            throw ToolFailure("\(intermediatePath): expected exactly one certificate")
-        }
-        return LegacyReceiptVerifier(intermediate: intermediate, anchors: anchors)
     }
 }
 

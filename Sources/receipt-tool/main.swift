@@ -8,6 +8,9 @@ enum Tool {
     static let subcommands: [Subcommand] = [
         DumpCommand.subcommand,
         ASN1Command.subcommand,
+        VerifyCommand.subcommand,
+        MakeCommand.subcommand,
+        PKICommand.subcommand,
         ServeCommand.subcommand,
     ]
 }

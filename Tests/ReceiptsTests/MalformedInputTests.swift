@@ -31,7 +31,7 @@ import Testing
         do {
             _ = try AppReceipt(bytes)
             Issue.record("parsed without its end-of-contents marker")
-        } catch let error as ReceiptError {
+        } catch {
             #expect(error.code == .malformedEnvelope)
             #expect(error.underlying?.code == .missingEndOfContents)
         }
@@ -50,7 +50,7 @@ import Testing
         do {
             _ = try AppReceipt(sixtyFourBit)
             Issue.record("accepted a 64-bit length")
-        } catch let error as ReceiptError {
+        } catch {
             #expect(error.underlying?.code == .invalidLength)
         }
     }
@@ -62,7 +62,7 @@ import Testing
         do {
             _ = try AppReceipt(bytes)
             Issue.record("accepted 60 levels")
-        } catch let error as ReceiptError {
+        } catch {
             #expect(error.underlying?.code == .depthLimitExceeded)
         }
     }
@@ -72,7 +72,7 @@ import Testing
         do {
             _ = try AppReceipt(bytes)
             Issue.record("accepted trailing bytes")
-        } catch let error as ReceiptError {
+        } catch {
             #expect(error.underlying?.code == .trailingBytes)
             #expect(error.offset == bytes.count - 4)
         }
@@ -130,11 +130,9 @@ import Testing
         do {
             _ = try AppReceipt(payload: payload[...])
             Issue.record("accepted two bundle ids")
-        } catch let error as ReceiptError {
+        } catch {
             #expect(error.code == .duplicateAttribute)
             #expect(error.attributeType == 2)
-        } catch {
-            Issue.record("\(error)")
         }
         let purchase = Self.payload([Self.attribute(1703, Self.utf8("1")), Self.attribute(1703, Self.utf8("2"))])
         #expect(receiptErrorCode { _ = try AppReceipt(payload: Self.payload([Self.attribute(17, purchase)])[...]) } == .duplicateAttribute)

@@ -1,0 +1,100 @@
+@_spi(RawParsing) import ASN1
+@_spi(Testing) import Receipts
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The fuzz targets: each takes arbitrary bytes, must never crash, hang or grow without bound, and
+/// checks an oracle where one exists (a disagreement aborts, which libFuzzer reports as a crash).
+/// `Fuzz/Driver` runs them under libFuzzer; the normal test suite replays `Fuzz/corpus/` through
+/// the same functions.
+public enum FuzzTargets {
+    /// A fuzz target: name and function.
+    public struct Target: Sendable {
+        public let name: String
+        public let run: @Sendable ([UInt8]) -> Void
+    }
+
+    /// Every target, by name (`scripts/fuzz.sh --list` prints these).
+    public static let all: [Target] = [
+        Target(name: "asn1-der", run: asn1DER),
+        Target(name: "asn1-ber", run: asn1BER),
+        Target(name: "envelope", run: envelope),
+        Target(name: "payload", run: payload),
+        Target(name: "detect", run: detect),
+    ]
+
+    public static func target(named name: String) -> Target? { all.first { $0.name == name } }
+
+    /// Stops the process when an oracle fails (libFuzzer records the input).
+    static func violated(_ what: String) -> Never {
+        let message = Array("fuzz oracle violated: \(what)\n".utf8)
+        _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        abort()
+    }
+
+    /// DER tree parse; whatever DER accepts, BER must accept with the same tree.
+    static func asn1DER(_ bytes: [UInt8]) {
+        guard let der = try? ASN1Tree.parse(bytes[...], rules: .der) else { return }
+        guard let ber = try? ASN1Tree.parse(bytes[...], rules: .ber) else { violated("DER accepted what BER rejected") }
+        guard der.count == ber.count else { violated("DER and BER trees differ") }
+        for (a, b) in zip(der, ber) where a.offset != b.offset || a.element.identifier != b.element.identifier {
+            violated("DER and BER nodes differ at \(a.offset)")
+        }
+    }
+
+    /// BER tree parse plus every typed accessor on every node, and the canonical re-encoding,
+    /// which DER must then accept.
+    static func asn1BER(_ bytes: [UInt8]) {
+        guard let nodes = try? ASN1Tree.parse(bytes[...], rules: .ber) else { return }
+        for node in nodes where !node.element.identifier.isConstructed {
+            let e = node.element
+            _ = try? e.integer(Int64.self)
+            _ = try? e.integerBytes()
+            _ = try? e.boolean()
+            _ = try? e.objectIdentifier().description
+            _ = try? e.bitString()
+            _ = try? e.anyString()
+            _ = try? e.time().description
+            _ = try? e.octets()
+        }
+        guard let root = nodes.first?.element else { return }
+        var writer = DERWriter()
+        do {
+            try writer.appendCanonical(root)
+        } catch {
+            return
+        }
+        if (try? ASN1Tree.parse(writer.bytes[...], rules: .der)) == nil { violated("canonical re-encoding is not DER") }
+    }
+
+    /// The PKCS#7 envelope reader.
+    static func envelope(_ bytes: [UInt8]) {
+        guard let envelope = try? ReceiptEnvelope(bytes) else { return }
+        for signer in envelope.signers { _ = signer.messageDigest }
+    }
+
+    /// The receipt payload: the fast and general paths agree, and a parsed receipt survives
+    /// encode → parse unchanged.
+    static func payload(_ bytes: [UInt8]) {
+        let fast = try? AppReceipt(payload: bytes[...])
+        let general = try? AppReceipt(payloadWithoutFastPath: bytes[...])
+        guard fast == general else { violated("fast and general paths disagree") }
+        guard let receipt = fast else { return }
+        // Model order, not DER order: the payload parser (like Apple's Xcode receipts) accepts SETs
+        // that are not sorted, and equality compares unknown attributes in order.
+        let again = try? AppReceipt(payload: receipt.encodedPayload(options: ReceiptEncodingOptions(sortAttributes: false))[...])
+        guard again == receipt else { violated("encode → parse changed the receipt") }
+        _ = receipt.jsonText()
+        if let lazyCount = try? LazyAppReceipt(payload: bytes[...]).inAppPurchaseCount(), lazyCount != receipt.inAppPurchases.count {
+            violated("lazy count differs from the full parse")
+        }
+    }
+
+    /// Input detection (DER, base64, JSON body, plist) and the full app-receipt parse.
+    static func detect(_ bytes: [UInt8]) {
+        guard let input = try? ReceiptInput.detect(bytes) else { return }
+        if case .appReceipt(let der) = input { _ = try? AppReceipt(der) }
+    }
+}

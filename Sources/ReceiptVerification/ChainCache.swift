@@ -1,0 +1,202 @@
+import Foundation
+import ReceiptCrypto
+import Synchronization
+
+/// A bounded, thread-safe cache of parsed signer certificates and validated chains.
+///
+/// App Store receipts repeat the same three certificates for months, so the expensive part of
+/// verification (parsing the certificates with OpenSSL and building and checking the path to an
+/// anchor) can be done once. What is cached, and under which key:
+///
+/// - **Key**: the exact DER bytes of the signer (leaf) certificate plus the identity of the
+///   verifier's anchor set (SHA-256 over the anchors' fingerprints).
+/// - **Entry**: the parsed signer certificate and its public key, and every chain OpenSSL
+///   validated for it, each with the exact DER bytes of its intermediates and its *validity
+///   window*: the intersection of the validity periods of the certificates in that chain
+///   (`max(notBefore) ≤ t < min(notAfter)`, OpenSSL's bounds).
+/// - **Hit**: a cached chain is reused only when the validation time lies inside its window and
+///   every one of its intermediates is, byte for byte, among the certificates the receipt itself
+///   embeds; so the path is exactly one the receipt's own certificates build. Anything else
+///   validates again with OpenSSL. Extra certificates a receipt carries do not change the key, so
+///   appending junk certificates cannot flood the cache with variants of one chain.
+/// - Only successful validations are stored; certificates that never chained to an anchor never
+///   enter the cache.
+///
+/// What is never cached: the signature over the payload (checked on every call with the cached
+/// key), the signed attributes, the policies and the receipt checks. A hit costs a SHA-256 of the
+/// signer certificate, a dictionary lookup under a lock and a few byte comparisons, and saves the
+/// OpenSSL parsing and path validation.
+///
+/// Size: at most ``capacity`` entries (default 256); inserting into a full cache evicts the least
+/// recently used entry. Each entry keeps at most 4 chains. All access goes through one `Mutex`,
+/// held only for lookups and insertions, never during OpenSSL work, so the cache may be shared by
+/// any number of threads and verifiers.
+public final class ChainCache: Sendable {
+    /// Counters for tests and monitoring.
+    public struct Statistics: Sendable, Hashable {
+        /// Lookups that found both the parsed certificates and a chain valid at the requested time.
+        public var chainHits: Int
+        /// Path validations performed because no cached chain covered the time (or nothing was cached).
+        public var chainValidations: Int
+        /// Lookups that found the parsed signer certificate (whatever happened to the chain).
+        public var certificateHits: Int
+        /// Entries evicted because the cache was full.
+        public var evictions: Int
+        /// Entries currently held.
+        public var count: Int
+    }
+
+    /// The most entries the cache holds.
+    public let capacity: Int
+
+    /// The cache verifiers use unless given another one.
+    public static let shared = ChainCache()
+
+    /// Creates an empty cache holding at most `capacity` entries (at least 1).
+    public init(capacity: Int = 256) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// The current counters.
+    public var statistics: Statistics {
+        state.withLock { state in
+            Statistics(
+                chainHits: state.chainHits, chainValidations: state.chainValidations,
+                certificateHits: state.certificateHits, evictions: state.evictions, count: state.entries.count)
+        }
+    }
+
+    /// Drops every entry (counters are kept).
+    public func removeAll() {
+        state.withLock { $0.entries.removeAll() }
+    }
+
+    // MARK: Internals
+
+    /// The signer certificate's exact bytes and the anchor-set identity. Hashing uses a SHA-256
+    /// of both (computed once, by OpenSSL); equality compares the bytes themselves.
+    struct Key: Hashable, Sendable {
+        let certificate: [UInt8]
+        let anchors: [UInt8]
+        let digest: [UInt8]
+
+        init(signer: ArraySlice<UInt8>, anchors: [UInt8]) {
+            certificate = Array(signer)
+            self.anchors = anchors
+            // Without a digest every key hashes alike: slower, still exact.
+            digest = (try? Digest.hash(.sha256, certificate + anchors)) ?? []
+        }
+
+        func hash(into hasher: inout Hasher) {
+            digest.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.digest == rhs.digest && lhs.anchors == rhs.anchors && bytesEqual(lhs.certificate[...], rhs.certificate[...])
+        }
+    }
+
+    /// The parsed signer certificate.
+    struct Signer: Sendable {
+        let certificate: Certificate
+        /// The public key, nil when OpenSSL cannot decode it.
+        let publicKey: PublicKey?
+        /// Subject and serial number, rendered once for messages.
+        let label: String
+    }
+
+    struct ValidatedChain: Sendable {
+        /// The chain, leaf first and anchor last.
+        let chain: [Certificate]
+        /// The DER bytes of the certificates between leaf and anchor.
+        let intermediates: [[UInt8]]
+        let notBefore: Date
+        let notAfter: Date
+        /// The chain's common names, rendered once for messages.
+        let summary: String
+
+        /// Whether the chain may stand for a receipt embedding `certificates`, validated at `time`.
+        func applies(at time: Date, embedded certificates: [ArraySlice<UInt8>]) -> Bool {
+            guard time >= notBefore, time < notAfter else { return false }
+            return intermediates.allSatisfy { intermediate in
+                certificates.contains { bytesEqual($0, intermediate[...]) }
+            }
+        }
+    }
+
+    private struct Entry: Sendable {
+        var signer: Signer
+        var chains: [ValidatedChain]
+        var lastUse: UInt64
+    }
+
+    private struct State: Sendable {
+        var entries: [Key: Entry] = [:]
+        var clock: UInt64 = 0
+        var chainHits = 0
+        var chainValidations = 0
+        var certificateHits = 0
+        var evictions = 0
+    }
+
+    private let state = Mutex(State())
+    static let maximumChainsPerEntry = 4
+
+    /// The parsed signer and the chains validated for it, if cached.
+    func lookup(_ key: Key) -> (signer: Signer, chains: [ValidatedChain])? {
+        state.withLock { state in
+            guard let index = state.entries.index(forKey: key) else { return nil }
+            state.clock &+= 1
+            state.entries.values[index].lastUse = state.clock
+            state.certificateHits += 1
+            let entry = state.entries.values[index]
+            return (entry.signer, entry.chains)
+        }
+    }
+
+    /// Records that a cached chain was used.
+    func recordChainHit() {
+        state.withLock { $0.chainHits += 1 }
+    }
+
+    /// Records that a path validation ran.
+    func recordValidation() {
+        state.withLock { $0.chainValidations += 1 }
+    }
+
+    /// Stores a successfully validated chain for the signer under `key`.
+    func store(_ key: Key, signer: Signer, chain: ValidatedChain) {
+        state.withLock { state in
+            state.clock &+= 1
+            var entry = state.entries[key] ?? Entry(signer: signer, chains: [], lastUse: state.clock)
+            entry.lastUse = state.clock
+            entry.chains.removeAll {
+                $0.notBefore == chain.notBefore && $0.notAfter == chain.notAfter && $0.intermediates == chain.intermediates
+            }
+            entry.chains.append(chain)
+            if entry.chains.count > ChainCache.maximumChainsPerEntry {
+                entry.chains.removeFirst(entry.chains.count - ChainCache.maximumChainsPerEntry)
+            }
+            if state.entries[key] == nil, state.entries.count >= capacity {
+                // Evict the least recently used entry: a linear scan, bounded by `capacity`, and
+                // only when inserting into a full cache.
+                if let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+                    state.entries.removeValue(forKey: oldest)
+                    state.evictions += 1
+                }
+            }
+            state.entries[key] = entry
+        }
+    }
+}
+
+/// Byte equality through `memcmp` (the generic `==` compares element by element).
+func bytesEqual(_ lhs: ArraySlice<UInt8>, _ rhs: ArraySlice<UInt8>) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    return lhs.withUnsafeBytes { left in
+        rhs.withUnsafeBytes { right in
+            guard let l = left.baseAddress, let r = right.baseAddress else { return true }
+            return memcmp(l, r, left.count) == 0
+        }
+    }
+}

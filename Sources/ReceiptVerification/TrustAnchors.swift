@@ -1,0 +1,286 @@
+public import Foundation
+public import ReceiptCrypto
+
+/// Why a trust anchor could not be loaded.
+///
+/// Loading an anchor never falls back to anything: a missing file, unreadable bytes, a file that
+/// holds no certificate, or a bundled file whose fingerprint differs from the one this module
+/// pins is an error, and a verifier built without anchors fails every receipt (check
+/// ``ReceiptCheck/Name/trustAnchors``).
+public struct TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, as a stable value that can grow without breaking callers.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        let name: String
+
+        /// The file or bundled resource does not exist.
+        public static let missing = Code(name: "missing")
+        /// The file exists but could not be read.
+        public static let unreadable = Code(name: "unreadable")
+        /// The bytes are neither a DER certificate nor PEM text holding one.
+        public static let malformed = Code(name: "malformed")
+        /// A bundled anchor's bytes differ from the pinned SHA-256 fingerprint.
+        public static let fingerprintMismatch = Code(name: "fingerprintMismatch")
+        /// No anchor was given.
+        public static let empty = Code(name: "empty")
+
+        /// The code's stable name, for example `missing`.
+        public var description: String { name }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// The file path or bundled anchor name involved.
+    public let source: String
+    /// A sentence for people; not part of equality.
+    public let reason: String
+
+    /// Creates an error.
+    public init(code: Code, source: String, reason: String) {
+        self.code = code
+        self.source = source
+        self.reason = reason
+    }
+
+    /// `"<source>: <reason>"`.
+    public var description: String { "\(source): \(reason)" }
+
+    /// Errors are equal when code and source are equal.
+    public static func == (lhs: TrustAnchorError, rhs: TrustAnchorError) -> Bool {
+        lhs.code == rhs.code && lhs.source == rhs.source
+    }
+
+    /// Hashes code and source.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(source)
+    }
+}
+
+/// The certificates a verifier trusts, and nothing else.
+///
+/// Anchors come only from bytes the caller supplies (a file, a byte array, or the certificates
+/// bundled with this module); never from the system trust store and never from the receipt.
+/// Duplicates are removed; order is kept.
+public struct TrustAnchors: Sendable, Hashable {
+    /// The anchors, without duplicates.
+    public let certificates: [Certificate]
+
+    /// A short value that identifies the set (SHA-256 over the sorted anchor fingerprints), used
+    /// to key cached chains.
+    let identity: [UInt8]
+
+    /// Trusts exactly `certificates`. An empty list trusts nothing.
+    public init(_ certificates: [Certificate]) {
+        var seen = Set<Certificate>()
+        self.certificates = certificates.filter { seen.insert($0).inserted }
+        identity = TrustAnchors.identity(of: self.certificates)
+    }
+
+    /// Reads every certificate in `bytes`: one DER certificate, or PEM text with one or more
+    /// `CERTIFICATE` blocks.
+    /// - Parameter source: a name for error messages (for example the file name).
+    /// - Throws: ``TrustAnchorError/Code/malformed`` when no certificate can be read.
+    public init(derOrPEM bytes: [UInt8], source: String = "anchor bytes") throws(TrustAnchorError) {
+        guard !bytes.isEmpty else { throw TrustAnchorError(code: .malformed, source: source, reason: "no bytes") }
+        do throws(CryptoError) {
+            self.init(try Certificate.load(bytes))
+        } catch {
+            throw TrustAnchorError(code: .malformed, source: source, reason: "not a DER or PEM certificate: \(error.reason)")
+        }
+    }
+
+    /// Reads the certificates in a file (DER, or PEM with one or more certificates).
+    /// - Throws: ``TrustAnchorError/Code/missing`` when the file does not exist,
+    ///   ``TrustAnchorError/Code/unreadable`` when it cannot be read (or is a directory),
+    ///   ``TrustAnchorError/Code/malformed`` when it holds no certificate.
+    public init(contentsOfFile path: String) throws(TrustAnchorError) {
+        try self.init(derOrPEM: try TrustAnchors.readFile(path), source: path)
+    }
+
+    /// Both sets together (duplicates removed).
+    public static func + (lhs: TrustAnchors, rhs: TrustAnchors) -> TrustAnchors {
+        TrustAnchors(lhs.certificates + rhs.certificates)
+    }
+
+    /// Apple Inc. Root, Apple Root CA - G2 and Apple Root CA - G3 from the module's resources: the
+    /// anchors for App Store receipts.
+    /// - Throws: ``TrustAnchorError`` when a bundled file is missing or altered.
+    public static var appleRoots: TrustAnchors {
+        get throws(TrustAnchorError) {
+            TrustAnchors([
+                try BundledAnchors.certificate(.appleIncRoot), try BundledAnchors.certificate(.appleRootCAG2),
+                try BundledAnchors.certificate(.appleRootCAG3),
+            ])
+        }
+    }
+
+    /// Xcode's StoreKit test certificate from the module's resources: the anchor for receipts
+    /// made by Xcode's StoreKit testing (use it only for those).
+    /// - Throws: ``TrustAnchorError`` when the bundled file is missing or altered.
+    public static var storeKitTest: TrustAnchors {
+        get throws(TrustAnchorError) { TrustAnchors([try BundledAnchors.certificate(.storeKitTest)]) }
+    }
+
+    /// The whole content of the file at `path`.
+    static func readFile(_ path: String) throws(TrustAnchorError) -> [UInt8] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw TrustAnchorError(code: .missing, source: path, reason: "no such file")
+        }
+        guard !isDirectory.boolValue else {
+            throw TrustAnchorError(code: .unreadable, source: path, reason: "is a directory, not a certificate file")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TrustAnchorError(code: .unreadable, source: path, reason: "cannot be read")
+        }
+        return [UInt8](data)
+    }
+
+    static func identity(of certificates: [Certificate]) -> [UInt8] {
+        var fingerprints: [[UInt8]] = []
+        for certificate in certificates {
+            guard let fingerprint = try? certificate.sha256Fingerprint else {
+                // No digest available: fall back to the encodings themselves (still exact).
+                return certificates.map(\.derEncoded).sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 }
+            }
+            fingerprints.append(fingerprint)
+        }
+        fingerprints.sort { $0.lexicographicallyPrecedes($1) }
+        return (try? Digest.hash(.sha256, fingerprints.flatMap { $0 })) ?? fingerprints.flatMap { $0 }
+    }
+}
+
+/// One of the certificates bundled with this module (see `Anchors/PROVENANCE.md`).
+public enum BundledAnchor: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Apple Inc. Root (`CN=Apple Root CA`, valid to 2035-02-09): the root of every App Store
+    /// receipt seen so far.
+    case appleIncRoot
+    /// Apple Root CA - G2 (RSA 4096, valid to 2039-04-30).
+    case appleRootCAG2
+    /// Apple Root CA - G3 (ECC P-384, valid to 2039-04-30).
+    case appleRootCAG3
+    /// Xcode's StoreKit test certificate (valid to 2040-03-27); trust it only for Xcode receipts.
+    case storeKitTest
+    /// Apple iTunes Store Certification Authority (2009-2016), the pinned intermediate for legacy
+    /// iOS 6 transaction receipts. Not an anchor for app receipts.
+    case appleITunesStoreCA
+
+    /// The resource file name under `Anchors/`.
+    public var fileName: String {
+        switch self {
+        case .appleIncRoot: "AppleIncRootCertificate.cer"
+        case .appleRootCAG2: "AppleRootCA-G2.cer"
+        case .appleRootCAG3: "AppleRootCA-G3.cer"
+        case .storeKitTest: "StoreKitTestCertificate.cer"
+        case .appleITunesStoreCA: "AppleiTunesStoreCertificationAuthority.der"
+        }
+    }
+
+    /// The SHA-256 of the file, lower-case hex; a bundled file with any other digest is refused.
+    public var sha256Fingerprint: String {
+        switch self {
+        case .appleIncRoot: "b0b1730ecbc7ff4505142c49f1295e6eda6bcaed7e2c68c5be91b5a11001f024"
+        case .appleRootCAG2: "c2b9b042dd57830e7d117dac55ac8ae19407d38e41d88f3215bc3a890444a050"
+        case .appleRootCAG3: "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179"
+        case .storeKitTest: "ff0ba36e721d2db741d2aa11e6112ef78bf7131b46c7f035b00891d045c864fe"
+        case .appleITunesStoreCA: "447ad65484610f20fdc33804c8597a1e208fbe4ef9c5653485cc7d3df730c016"
+        }
+    }
+
+    /// The case name, for example `appleIncRoot`.
+    public var description: String { rawValue }
+}
+
+/// The certificates bundled with this module as package resources, each checked against its
+/// pinned SHA-256 fingerprint when first loaded (then kept for the life of the process).
+///
+/// The resource bundle (`RMStore_ReceiptVerification.resources`) is looked up next to the running
+/// executable (for `swift test`, next to the test bundle), without SwiftPM's generated
+/// `Bundle.module`, which stops the process when the bundle is missing. A missing bundle or file
+/// is a ``TrustAnchorError``. Deployments that place the files elsewhere can load them with
+/// ``certificate(_:in:)``.
+public enum BundledAnchors {
+    /// Apple Inc. Root. - Throws: ``TrustAnchorError``.
+    public static var appleIncRoot: Certificate { get throws(TrustAnchorError) { try certificate(.appleIncRoot) } }
+    /// Apple Root CA - G2. - Throws: ``TrustAnchorError``.
+    public static var appleRootCAG2: Certificate { get throws(TrustAnchorError) { try certificate(.appleRootCAG2) } }
+    /// Apple Root CA - G3. - Throws: ``TrustAnchorError``.
+    public static var appleRootCAG3: Certificate { get throws(TrustAnchorError) { try certificate(.appleRootCAG3) } }
+    /// Xcode's StoreKit test certificate. - Throws: ``TrustAnchorError``.
+    public static var storeKitTest: Certificate { get throws(TrustAnchorError) { try certificate(.storeKitTest) } }
+    /// Apple iTunes Store Certification Authority (legacy transaction receipts). - Throws: ``TrustAnchorError``.
+    public static var appleITunesStoreCA: Certificate {
+        get throws(TrustAnchorError) { try certificate(.appleITunesStoreCA) }
+    }
+
+    /// The bundled certificate `anchor`, loaded once and checked against its fingerprint.
+    public static func certificate(_ anchor: BundledAnchor) throws(TrustAnchorError) -> Certificate {
+        guard let result = loaded[anchor] else {
+            throw TrustAnchorError(code: .missing, source: anchor.fileName, reason: "not a bundled anchor")
+        }
+        return try result.get()
+    }
+
+    /// Loads `anchor` from `directory` (a folder holding the files under their ``BundledAnchor/fileName``),
+    /// checking the pinned fingerprint. Not cached.
+    public static func certificate(_ anchor: BundledAnchor, in directory: URL) throws(TrustAnchorError) -> Certificate {
+        let path = directory.appendingPathComponent(anchor.fileName).path
+        let bytes = try TrustAnchors.readFile(path)
+        let digest: [UInt8]
+        do throws(CryptoError) {
+            digest = try Digest.hash(.sha256, bytes)
+        } catch {
+            throw TrustAnchorError(code: .unreadable, source: path, reason: "cannot compute the fingerprint: \(error.reason)")
+        }
+        guard Digest.hexString(digest) == anchor.sha256Fingerprint else {
+            throw TrustAnchorError(
+                code: .fingerprintMismatch, source: path,
+                reason: "SHA-256 \(Digest.hexString(digest)) differs from the pinned \(anchor.sha256Fingerprint)")
+        }
+        do throws(CryptoError) {
+            return try Certificate(derEncoded: bytes)
+        } catch {
+            throw TrustAnchorError(code: .malformed, source: path, reason: "not a DER certificate: \(error.reason)")
+        }
+    }
+
+    /// The `Anchors` folder inside the module's resource bundle, if it can be found.
+    public static var resourceDirectory: URL? { locatedDirectory }
+
+    static let bundleName = "RMStore_ReceiptVerification.resources"
+
+    private static let locatedDirectory: URL? = {
+        var candidates: [URL] = [Bundle.main.bundleURL]
+        if let executable = Bundle.main.executableURL {
+            candidates.append(executable.resolvingSymlinksInPath().deletingLastPathComponent())
+        }
+        if let resources = Bundle.main.resourceURL { candidates.append(resources) }
+        for base in candidates {
+            let directory = base.appendingPathComponent(bundleName).appendingPathComponent("Anchors")
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue {
+                return directory
+            }
+        }
+        return nil
+    }()
+
+    private static let loaded: [BundledAnchor: Result<Certificate, TrustAnchorError>] = {
+        var results: [BundledAnchor: Result<Certificate, TrustAnchorError>] = [:]
+        for anchor in BundledAnchor.allCases {
+            guard let directory = locatedDirectory else {
+                results[anchor] = .failure(
+                    TrustAnchorError(
+                        code: .missing, source: anchor.fileName,
+                        reason: "the resource bundle \(bundleName) was not found next to the executable"))
+                continue
+            }
+            do throws(TrustAnchorError) {
+                results[anchor] = .success(try certificate(anchor, in: directory))
+            } catch {
+                results[anchor] = .failure(error)
+            }
+        }
+        return results
+    }()
+}

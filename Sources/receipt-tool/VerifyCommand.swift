@@ -1,0 +1,394 @@
+import Dispatch
+import Foundation
+import ReceiptCrypto
+import ReceiptVerification
+import Receipts
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `receipt-tool verify`: verifies receipts (one, many, a directory, or JSON lines on stdin) and
+/// prints every check.
+enum VerifyCommand {
+    static let subcommand = Subcommand(
+        name: "verify",
+        summary: "Verify receipts: signature, chain to a pinned anchor, policy and expectations.",
+        help: """
+            USAGE: receipt-tool verify <input>... [--bundle-id <id>] [--app-version <v>]
+                                       [--device-id <uuid|mac>] [--environment <env> ...]
+                                       [--anchor apple|xcode|<path> ...] [--policy appstore|xcode]
+                                       [--product-id <id> ...] [--itunes-ca <path>]
+                                       [--at creation|now|<date>] [--json] [--jobs <n>]
+
+            ARGUMENTS:
+              <input>       A receipt file (DER, BER, a legacy iOS 6 transaction receipt, base64
+                            text of either, or a verifyReceipt request body),
+                            a directory (every file below it, in name order), or '-' for JSON lines
+                            on standard input, one {"receipt-data": "<base64>"} object per line.
+
+            OPTIONS:
+              --bundle-id <id>        The bundle identifier the receipt must name.
+              --app-version <v>       The app version the receipt must name.
+              --device-id <id>        The device the receipt hash must bind: a UUID
+                                      (3B76A7BD-8F5B-46A4-BCB1-CCE8DBD1B3CD), a MAC address
+                                      (f8:ff:c2:1e:91:82), or base64 of either.
+              --environment <env>     Allowed environment: production, sandbox or xcode (repeatable).
+              --anchor <anchor>       A trust anchor (repeatable): 'apple' (the bundled Apple Inc.
+                                      Root, G2 and G3), 'xcode' (the bundled StoreKit test
+                                      certificate) or a certificate file, DER or PEM. An unreadable
+                                      anchor is an error. Default: apple.
+              --policy <policy>       appstore (chain of 3 with Apple's marker extensions) or xcode
+                                      (the signer is the anchor). Default: xcode when every anchor
+                                      is 'xcode', appstore otherwise.
+              --at <time>             When the chain must be valid: 'creation' (the receipt's
+                                      creation date, the default; a transaction receipt's
+                                      purchase date), 'now', or a date (2026-11-29,
+                                      2026-11-29T12:00:00Z).
+              --product-id <id>       Transaction receipts: an allowed product-id (repeatable).
+              --itunes-ca <path>      Transaction receipts: the intermediate to pin instead of the
+                                      bundled Apple iTunes Store CA. They chain through it to the
+                                      anchors (the bundled Apple Inc. Root by default); --bundle-id
+                                      and --app-version check their bid and bvrs.
+              --json                  One JSON object per receipt, one per line; the summary goes
+                                      to standard error.
+              --jobs <n>              Receipts verified at once (default: the number of cores).
+              -h, --help              Show help information.
+
+            EXIT STATUS:
+              0 when every receipt is valid, 1 when any is invalid or unreadable (or an anchor
+              cannot be loaded), 64 for a usage error. A progress bar is drawn on standard error
+              when it is a terminal.
+            """,
+        run: run)
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let args = try Arguments(
+            arguments,
+            valued: [
+                "--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs",
+                "--product-id", "--itunes-ca",
+            ],
+            flagNames: ["--json"])
+        guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
+        guard args.positional.filter({ $0 == "-" }).count <= 1 else { throw UsageError("'-' may be given once") }
+
+        var expectations = ReceiptExpectations()
+        expectations.bundleIdentifier = args.value("--bundle-id")
+        expectations.appVersion = args.value("--app-version")
+        if let text = args.value("--device-id") {
+            guard let device = parseDevice(text) else {
+                throw UsageError("--device-id '\(text)' is neither a UUID, a MAC address, nor base64 of 16 or 6 bytes")
+            }
+            expectations.deviceIdentifier = device
+        }
+        let environments = args.values("--environment")
+        if !environments.isEmpty {
+            var allowed = Set<ReceiptEnvironment>()
+            for name in environments {
+                switch name.lowercased() {
+                case "production": allowed.insert(.production)
+                case "sandbox": allowed.insert(.sandbox)
+                case "xcode": allowed.insert(.xcode)
+                default: throw UsageError("--environment '\(name)' is not production, sandbox or xcode")
+                }
+            }
+            expectations.allowedEnvironments = allowed
+        }
+        let time = try parseTime(args.value("--at") ?? "creation")
+        var jobs = ProcessInfo.processInfo.activeProcessorCount
+        if let text = args.value("--jobs") {
+            guard let value = Int(text), value >= 1, value <= 1024 else { throw UsageError("--jobs '\(text)' is not a number from 1 to 1024") }
+            jobs = value
+        }
+
+        let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
+        let policy: ReceiptPolicy
+        switch args.value("--policy")?.lowercased() {
+        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+        case "appstore": policy = .appStore
+        case "xcode": policy = .xcode
+        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
+        }
+        let anchors = try loadAnchors(anchorNames)
+        let verifier = AppReceiptVerifier(anchors: anchors, policy: policy)
+        let legacy = try LegacyVerification(arguments: args, anchors: anchors, expectations: expectations)
+
+        let items = try collectItems(args.positional)
+        guard !items.isEmpty else { throw ToolFailure("no receipts found in \(args.positional.joined(separator: " "))") }
+        let json = args.flag("--json")
+        let expected = expectations
+        let summary = Batch(items: items, jobs: jobs).run { item in
+            Self.verify(item, verifier: verifier, legacy: legacy, expectations: expected, time: time, json: json)
+        }
+        let line = "\(summary.total) receipt\(summary.total == 1 ? "" : "s"): \(summary.valid) valid, \(summary.invalid) invalid, \(summary.unreadable) unreadable"
+        if json { printError(line) } else { printOut(line) }
+        return summary.valid == summary.total ? ExitStatus.success : ExitStatus.failure
+    }
+
+    // MARK: Options
+
+    static func parseDevice(_ text: String) -> DeviceIdentifier? {
+        if let device = DeviceIdentifier(text) { return device }
+        guard let bytes = try? Base64.decode(Array(text.utf8)), bytes.count == 16 || bytes.count == 6 else { return nil }
+        return DeviceIdentifier(bytes: bytes)
+    }
+
+    static func parseTime(_ text: String) throws(UsageError) -> ValidationTime {
+        switch text.lowercased() {
+        case "creation": return .creationDate
+        case "now": return .now
+        default:
+            let full = text.count == 10 ? text + "T00:00:00Z" : text
+            guard let date = try? ReceiptDate.parse(full) else {
+                throw UsageError("--at '\(text)' is not 'creation', 'now' or a date such as 2026-11-29 or 2026-11-29T12:00:00Z")
+            }
+            return .fixed(date)
+        }
+    }
+
+    static func loadAnchors(_ names: [String]) throws(ToolFailure) -> TrustAnchors {
+        var anchors = TrustAnchors([])
+        for name in names {
+            do throws(TrustAnchorError) {
+                switch name {
+                case "apple": anchors = anchors + (try TrustAnchors.appleRoots)
+                case "xcode": anchors = anchors + (try TrustAnchors.storeKitTest)
+                default: anchors = anchors + (try TrustAnchors(contentsOfFile: name))
+                }
+            } catch {
+                let which = name == "apple" || name == "xcode" ? "the bundled anchor '\(name)'" : "the anchor"
+                throw ToolFailure("cannot load \(which): \(error)")
+            }
+        }
+        return anchors
+    }
+
+    // MARK: Inputs
+
+    /// One receipt to verify.
+    struct Item: Sendable {
+        enum Source: Sendable {
+            case file(String)
+            case bytes([UInt8])
+            case unreadable(String)
+        }
+
+        let label: String
+        let source: Source
+    }
+
+    static func collectItems(_ inputs: [String]) throws(ToolFailure) -> [Item] {
+        var items: [Item] = []
+        for input in inputs {
+            if input == "-" {
+                let data = FileHandle.standardInput.readDataToEndOfFile()
+                var number = 0
+                for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+                    number += 1
+                    let bytes = Array(line)
+                    guard bytes.contains(where: { !ReceiptInputSpace.isSpace($0) }) else { continue }
+                    items.append(Item(label: "stdin:\(number)", source: .bytes(bytes)))
+                }
+                continue
+            }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory) else {
+                items.append(Item(label: input, source: .unreadable("no such file")))
+                continue
+            }
+            guard isDirectory.boolValue else {
+                items.append(Item(label: input, source: .file(input)))
+                continue
+            }
+            guard let enumerator = FileManager.default.enumerator(atPath: input) else {
+                items.append(Item(label: input, source: .unreadable("cannot list the directory")))
+                continue
+            }
+            var files: [String] = []
+            for case let relative as String in enumerator {
+                let name = (relative as NSString).lastPathComponent
+                guard !name.hasPrefix(".") else { continue }
+                let path = (input as NSString).appendingPathComponent(relative)
+                var isSubdirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isSubdirectory), !isSubdirectory.boolValue {
+                    files.append(path)
+                }
+            }
+            items += files.sorted().map { Item(label: $0, source: .file($0)) }
+        }
+        return items
+    }
+
+    // MARK: One receipt
+
+    enum Status: String, Sendable {
+        case valid, invalid, unreadable
+    }
+
+    struct Outcome: Sendable {
+        let status: Status
+        let output: String
+    }
+
+    static func verify(
+        _ item: Item, verifier: AppReceiptVerifier, legacy: LegacyVerification, expectations: ReceiptExpectations,
+        time: ValidationTime, json: Bool
+    ) -> Outcome {
+        let bytes: [UInt8]
+        switch item.source {
+        case .unreadable(let reason):
+            return unreadable(item.label, reason, json: json)
+        case .bytes(let value):
+            bytes = value
+        case .file(let path):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                return unreadable(item.label, "cannot be read", json: json)
+            }
+            bytes = [UInt8](data)
+        }
+        if case .transactionReceipt? = try? ReceiptInput.detect(bytes) {
+            return legacy.verify(item.label, bytes, time: time, json: json)
+        }
+        let verdict = verifier.verify(bytes, expecting: expectations, at: time)
+        let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)
+        return Outcome(status: status, output: json ? jsonLine(item.label, status, verdict) : text(item.label, status, verdict))
+    }
+
+    static func unreadable(_ label: String, _ reason: String, json: Bool) -> Outcome {
+        if json {
+            var writer = JSONWriter(indent: 0)
+            writer.beginObject()
+            writer.string("input", label)
+            writer.string("status", Status.unreadable.rawValue)
+            writer.bool("valid", false)
+            writer.string("error", reason)
+            writer.endObject()
+            return Outcome(status: .unreadable, output: writer.text)
+        }
+        return Outcome(status: .unreadable, output: "\(label): UNREADABLE (\(reason))")
+    }
+
+    static func text(_ label: String, _ status: Status, _ verdict: ReceiptVerdict) -> String {
+        var lines = ["\(label): \(status.rawValue.uppercased())" + (verdict.validationTime.map { " (validated at \(ReceiptDate.rfc3339($0)))" } ?? "")]
+        for check in verdict.checks {
+            lines.append("  \(check.passed ? "✓" : "✗") \(check.name.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(check.reason)")
+        }
+        if !verdict.unchecked.isEmpty, verdict.receipt != nil {
+            lines.append("  · not checked: " + verdict.unchecked.map(\.rawValue).joined(separator: ", "))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func jsonLine(_ label: String, _ status: Status, _ verdict: ReceiptVerdict) -> String {
+        var writer = JSONWriter(indent: 0)
+        writer.beginObject()
+        writer.string("input", label)
+        writer.string("status", status.rawValue)
+        writer.bool("valid", verdict.isValid)
+        if let time = verdict.validationTime { writer.string("validation_time", ReceiptDate.rfc3339(time)) }
+        if let receipt = verdict.receipt {
+            if let bundle = receipt.bundleIdentifier { writer.string("bundle_id", bundle) }
+            if let version = receipt.appVersion { writer.string("application_version", version) }
+            if let type = receipt.receiptType { writer.string("receipt_type", type) }
+            if let created = receipt.creationDate { writer.string("receipt_creation_date", ReceiptDate.rfc3339(created)) }
+        }
+        writer.beginArray("checks")
+        for check in verdict.checks {
+            writer.beginObject()
+            writer.string("name", check.name.rawValue)
+            writer.bool("passed", check.passed)
+            writer.string("reason", check.reason)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.beginArray("unchecked")
+        for name in verdict.unchecked { writer.string(name.rawValue) }
+        writer.endArray()
+        if let chain = verdict.chain {
+            writer.beginArray("chain")
+            for certificate in chain { writer.string("\(certificate.subject)") }
+            writer.endArray()
+        }
+        writer.endObject()
+        return writer.text
+    }
+}
+
+/// Whitespace as the receipt input detector sees it.
+enum ReceiptInputSpace {
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
+}
+
+/// A concurrent work queue over the items: `jobs` workers take the next item, results are printed
+/// in input order as soon as every earlier one is done, and a progress bar is drawn on standard
+/// error when it is a terminal.
+struct Batch: Sendable {
+    struct Summary: Sendable {
+        var total = 0
+        var valid = 0
+        var invalid = 0
+        var unreadable = 0
+    }
+
+    let items: [VerifyCommand.Item]
+    let jobs: Int
+
+    private final class Shared: Sendable {
+        struct State: Sendable {
+            var pending: [Int: VerifyCommand.Outcome] = [:]
+            var nextToPrint = 0
+            var done = 0
+            var summary = Summary()
+        }
+
+        let next = Atomic<Int>(0)
+        let state = Mutex(State())
+    }
+
+    func run(_ work: @escaping @Sendable (VerifyCommand.Item) -> VerifyCommand.Outcome) -> Summary {
+        let shared = Shared()
+        let items = items
+        let progress = items.count > 1 && isatty(STDERR_FILENO) == 1
+        let group = DispatchGroup()
+        for _ in 0..<max(1, min(jobs, items.count)) {
+            DispatchQueue.global().async(group: group) {
+                while true {
+                    let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard index < items.count else { return }
+                    let outcome = work(items[index])
+                    shared.state.withLock { state in
+                        state.pending[index] = outcome
+                        state.done += 1
+                        state.summary.total += 1
+                        switch outcome.status {
+                        case .valid: state.summary.valid += 1
+                        case .invalid: state.summary.invalid += 1
+                        case .unreadable: state.summary.unreadable += 1
+                        }
+                        var text: [String] = []
+                        while let ready = state.pending.removeValue(forKey: state.nextToPrint) {
+                            text.append(ready.output)
+                            state.nextToPrint += 1
+                        }
+                        if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                        if !text.isEmpty { printOut(text.joined(separator: "\n")) }
+                        if progress { FileHandle.standardError.write(Data(Batch.bar(state.done, of: items.count).utf8)) }
+                    }
+                }
+            }
+        }
+        group.wait()
+        if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        return shared.state.withLock { $0.summary }
+    }
+
+    static func bar(_ done: Int, of total: Int) -> String {
+        let width = 30
+        let filled = total > 0 ? done * width / total : width
+        return "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] \(done)/\(total)"
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import FuzzTargets
+import Testing
+
+/// The fuzz corpus (Fuzz/corpus/, including every crash found and fixed, in regressions/) replayed
+/// through the same target functions the fuzzer runs. A crash or an oracle violation here aborts
+/// the test process, so this suite fails loudly rather than silently.
+@Suite struct FuzzCorpusReplayTests {
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus")
+
+    static func files(_ directory: String) -> [[UInt8]] {
+        let url = corpus.appendingPathComponent(directory)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        return names.sorted().compactMap { FileManager.default.contents(atPath: url.appendingPathComponent($0).path).map { [UInt8]($0) } }
+    }
+
+    @Test(arguments: FuzzTargets.all.map(\.name))
+    func corpusReplaysWithoutCrash(_ name: String) throws {
+        let target = try #require(FuzzTargets.target(named: name))
+        let inputs = Self.files(name) + Self.files("regressions")
+        for input in inputs { target.run(input) }
+        #expect(inputs.count >= Self.files("regressions").count)
+    }
+
+    @Test func regressionsExist() {
+        #expect(!Self.files("regressions").isEmpty)
+    }
+}
