@@ -149,14 +149,31 @@ public struct VerifyReceiptClient: Sendable {
 
     /// The configuration.
     public let configuration: Configuration
-    let session: URLSession
+    let sessionOwner: SessionOwner
+    var session: URLSession { sessionOwner.session }
+
+    /// Holds the URLSession; one the client created itself is invalidated when the last copy of the
+    /// client goes away (URLSession keeps its resources until invalidated).
+    final class SessionOwner: Sendable {
+        let session: URLSession
+        let owned: Bool
+
+        init(session: URLSession, owned: Bool) {
+            self.session = session
+            self.owned = owned
+        }
+
+        deinit {
+            if owned { session.finishTasksAndInvalidate() }
+        }
+    }
 
     /// Creates a client. Without `session`, an ephemeral session (no cookies, no cache) with the
     /// configured timeout is used.
     public init(configuration: Configuration, session: URLSession? = nil) {
         self.configuration = configuration
         if let session {
-            self.session = session
+            sessionOwner = SessionOwner(session: session, owned: false)
         } else {
             let sessionConfiguration = URLSessionConfiguration.ephemeral
             // A backstop only: the client enforces ``Configuration/timeout`` itself, because
@@ -166,7 +183,7 @@ public struct VerifyReceiptClient: Sendable {
             sessionConfiguration.httpCookieStorage = nil
             sessionConfiguration.urlCache = nil
             sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-            self.session = URLSession(configuration: sessionConfiguration)
+            sessionOwner = SessionOwner(session: URLSession(configuration: sessionConfiguration), owned: true)
         }
     }
 
