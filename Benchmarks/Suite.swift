@@ -86,6 +86,15 @@ struct Suite {
             report.ratio("parse 10000/der ÷ parse 1000/der (linear: 9–11)", "parse/10000/der", "parse/1000/der")
             report.ratio("full parse vs lazy query, 10000/der", "parse/10000/der", "query/10000/der")
         }
+        // Verification: a 1-purchase receipt signed by a test PKI shaped like Apple's, and a real
+        // App Store receipt checked against Apple Inc. Root at its creation date.
+        if let one = corpus.first(where: { $0.0.name == "1/der" })?.0 ?? corpus.first?.0 {
+            try VerificationBench(name: one.name, bytes: one.bytes, anchor: pki.root, time: Date(timeIntervalSince1970: 1_700_000_000), purchases: one.purchases)
+                .measure(with: harness, into: &report, suffix: "/\(one.name)")
+        }
+        if let real = try realReceiptBench() {
+            try real.measure(with: harness, into: &report, suffix: "/receipt-sandbox-g5")
+        }
         try measureRealReceipts(into: &report)
         try measureDates(into: &report)
         try measureParallel(corpus.first { $0.0.name == "1/der" }?.0 ?? corpus[0].0, into: &report)
@@ -129,6 +138,22 @@ struct Suite {
             }
             return copy.count
         }))
+    }
+
+    static let testReceipts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("TestReceipts")
+
+    /// The real SHA-256 App Store receipt with Apple Inc. Root, at its creation date.
+    func realReceiptBench() throws -> VerificationBench? {
+        guard let data = FileManager.default.contents(atPath: Suite.testReceipts.appendingPathComponent("receipt-sandbox-g5.der").path),
+            let root = FileManager.default.contents(atPath: Suite.testReceipts.appendingPathComponent("certs/AppleIncRootCertificate.cer").path)
+        else { return nil }
+        let bytes = [UInt8](data)
+        let receipt = try AppReceipt(bytes)
+        guard let created = receipt.creationDate else { return nil }
+        return VerificationBench(
+            name: "receipt-sandbox-g5", bytes: bytes, anchor: try Certificate(derEncoded: [UInt8](root)), time: created,
+            purchases: receipt.inAppPurchases.count)
     }
 
     /// Every receipt in TestReceipts/: parse and RMStore's OpenSSL parse, totalled.
@@ -222,6 +247,14 @@ struct Suite {
         if parsed.inAppPurchases.isEmpty, let query = report.results.firstIndex(where: { $0.name == "query" }) {
             report.notes.append("the receipt has no in-app purchases; 'query' looked for a product that is not there")
             _ = query
+        }
+        if let anchorPath = options.anchor {
+            guard let anchorData = FileManager.default.contents(atPath: anchorPath),
+                let anchor = try Certificate.load([UInt8](anchorData)).first
+            else { throw BenchmarkError(description: "\(anchorPath): not a certificate") }
+            guard let created = parsed.creationDate else { throw BenchmarkError(description: "the receipt has no creation date") }
+            try VerificationBench(name: "file", bytes: bytes, anchor: anchor, time: created, purchases: parsed.inAppPurchases.count)
+                .measure(with: harness, into: &report, suffix: "")
         }
         report.ratio("parse vs openssl-rmstore-parse", "openssl-rmstore-parse", "parse")
         report.ratio("parse vs memcpy", "parse", "memcpy")

@@ -1,6 +1,7 @@
 import Foundation
 import Receipts
 import ReceiptCrypto
+import ReceiptVerification
 import ReceiptSigning
 import Receipts
 
@@ -23,6 +24,7 @@ struct Options {
     var anchor: String?
     var memoryProbe: String?
     var repeatParse: (String, Int)?
+    var repeatVerify: (String, String, Int)?
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -44,6 +46,12 @@ struct Options {
             case "--file": file = try value()
             case "--anchor": anchor = try value()
             case "--memory-probe": memoryProbe = try value()
+            case "--repeat-verify":
+                // For instruction counting: warm-verify FILE against ANCHOR at its creation date N times.
+                let path = try value()
+                let anchor = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-verify FILE ANCHOR N") }
+                repeatVerify = (path, anchor, n)
             case "--repeat-parse":
                 // For instruction counting under valgrind: parse FILE N times and exit.
                 let path = try value()
@@ -82,6 +90,16 @@ if let (path, count) = options.repeatParse {
     var total = 0
     for _ in 0..<count { total &+= (try? AppReceipt(bytes).inAppPurchases.count) ?? -1 }
     print(total)
+    exit(0)
+}
+
+if let (path, anchorPath, count) = options.repeatVerify {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    let anchor = try Certificate.load([UInt8](FileManager.default.contents(atPath: anchorPath) ?? Data()))
+    let verifier = AppReceiptVerifier(anchors: anchor, policy: .appStore, cache: ChainCache())
+    var valid = 0
+    for _ in 0..<count where verifier.verify(bytes).isValid { valid += 1 }
+    print(valid)
     exit(0)
 }
 

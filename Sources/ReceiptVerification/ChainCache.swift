@@ -73,26 +73,59 @@ public final class ChainCache: Sendable {
 
     // MARK: Internals
 
-    /// The signer certificate's exact bytes and the anchor-set identity. Hashing uses a SHA-256
-    /// of both (computed once, by OpenSSL); equality compares the bytes themselves.
+    /// The signer certificate's exact bytes and the anchor-set identity. Hashing uses a fast
+    /// 64-bit mix of the bytes (not a cryptographic hash: it only picks the bucket); equality
+    /// compares the bytes themselves, so a collision can never return another certificate's entry.
+    ///
+    /// A lookup key borrows the receipt's bytes; ``owned()`` copies them before a key is stored,
+    /// so the cache never keeps a receipt alive.
     struct Key: Hashable, Sendable {
-        let certificate: [UInt8]
+        let certificate: ArraySlice<UInt8>
         let anchors: [UInt8]
-        let digest: [UInt8]
+        let mix: UInt64
 
         init(signer: ArraySlice<UInt8>, anchors: [UInt8]) {
-            certificate = Array(signer)
+            certificate = signer
             self.anchors = anchors
-            // Without a digest every key hashes alike: slower, still exact.
-            digest = (try? Digest.hash(.sha256, certificate + anchors)) ?? []
+            mix = Key.mix(signer) ^ Key.mix(anchors[...]) &* 0x9E37_79B9_7F4A_7C15
+        }
+
+        private init(certificate: ArraySlice<UInt8>, anchors: [UInt8], mix: UInt64) {
+            self.certificate = certificate
+            self.anchors = anchors
+            self.mix = mix
+        }
+
+        /// The same key holding its own copy of the certificate bytes.
+        func owned() -> Key { Key(certificate: Array(certificate)[...], anchors: anchors, mix: mix) }
+
+        /// Eight bytes at a time: multiply-xor mixing of each word, then a final avalanche.
+        static func mix(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+            bytes.withUnsafeBytes { raw in
+                var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(raw.count)
+                var i = 0
+                while i + 8 <= raw.count {
+                    h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x100_0000_01B3
+                    h ^= h >> 29
+                    i += 8
+                }
+                while i < raw.count {
+                    h = (h ^ UInt64(raw[i])) &* 0x100_0000_01B3
+                    i += 1
+                }
+                h ^= h >> 33
+                h &*= 0xFF51_AFD7_ED55_8CCD
+                h ^= h >> 33
+                return h
+            }
         }
 
         func hash(into hasher: inout Hasher) {
-            digest.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(mix)
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.digest == rhs.digest && lhs.anchors == rhs.anchors && bytesEqual(lhs.certificate[...], rhs.certificate[...])
+            lhs.mix == rhs.mix && lhs.anchors == rhs.anchors && bytesEqual(lhs.certificate, rhs.certificate)
         }
     }
 
@@ -165,7 +198,8 @@ public final class ChainCache: Sendable {
     }
 
     /// Stores a successfully validated chain for the signer under `key`.
-    func store(_ key: Key, signer: Signer, chain: ValidatedChain) {
+    func store(_ borrowedKey: Key, signer: Signer, chain: ValidatedChain) {
+        let key = borrowedKey.owned()
         state.withLock { state in
             state.clock &+= 1
             var entry = state.entries[key] ?? Entry(signer: signer, chains: [], lastUse: state.clock)
