@@ -64,7 +64,7 @@ let package = Package(
         // verifyReceipt JSON, status codes, the HTTP client and the local drop-in endpoint.
         .target(
             name: "VerifyReceipt",
-            dependencies: ["Receipts", "ReceiptVerification"],
+            dependencies: ["Receipts", "ReceiptVerification", "ReceiptCrypto"],
             swiftSettings: swiftSettings
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
@@ -107,7 +107,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VerifyReceiptTests",
-            dependencies: ["VerifyReceipt", "Receipts", "ReceiptVerification"],
+            dependencies: ["VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool"], swiftSettings: swiftSettings),
