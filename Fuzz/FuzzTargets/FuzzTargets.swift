@@ -26,6 +26,8 @@ public enum FuzzTargets {
         Target(name: "payload", run: payload),
         Target(name: "detect", run: detect),
         Target(name: "verify", run: verify),
+        Target(name: "plist", run: plist),
+        Target(name: "legacy-verify", run: legacyVerify),
     ]
 
     public static func target(named name: String) -> Target? { all.first { $0.name == name } }
@@ -127,6 +129,48 @@ public enum FuzzTargets {
             guard let payload = verdict.receipt?.payload, genuinePayloads.contains(Array(payload)) else {
                 violated("a receipt with a payload Apple never signed verified as valid")
             }
+        }
+    }
+
+    /// The old-style property-list parser and the transaction receipt on top of it: a dictionary
+    /// that parses writes back and parses to the same value.
+    static func plist(_ bytes: [UInt8]) {
+        if let value = try? OldStylePropertyList.parse(bytes), case .dictionary(let entries) = value {
+            for compact in [false, true] {
+                let again = try? OldStylePropertyList.parse(OldStylePropertyList.encode(entries, compact: compact))
+                guard again == value else { violated("plist write → parse changed the value (compact: \(compact))") }
+            }
+        }
+        if let receipt = try? TransactionReceipt(bytes) {
+            _ = try? receipt.signature()
+            _ = receipt.purchaseInfo.jsonText()
+        }
+    }
+
+    static let legacyVerifier = try? LegacyReceiptVerifier.apple()
+
+    /// The legacy transaction-receipt verifier on arbitrary bytes: whatever verifies must carry
+    /// purchase-info bytes Apple signed (those of the real receipts in TestReceipts/legacy).
+    static let genuinePurchaseInfos: Set<[UInt8]> = {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestReceipts/legacy")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var infos: Set<[UInt8]> = []
+        for name in names {
+            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path),
+                let receipt = try? TransactionReceipt([UInt8](data))
+            else { continue }
+            infos.insert(receipt.purchaseInfoData)
+        }
+        return infos
+    }()
+
+    static func legacyVerify(_ bytes: [UInt8]) {
+        guard let verifier = legacyVerifier else { violated("bundled legacy anchors missing") }
+        let verdict = verifier.verify(bytes)
+        guard verdict.isValid else { return }
+        guard let receipt = verdict.receipt, genuinePurchaseInfos.contains(receipt.purchaseInfoData) else {
+            violated("a transaction receipt Apple never signed verified as valid")
         }
     }
 
