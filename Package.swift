@@ -64,11 +64,13 @@ let package = Package(
         // verifyReceipt JSON, status codes, the HTTP client and the local drop-in endpoint.
         .target(
             name: "VerifyReceipt",
-            dependencies: ["Receipts", "ReceiptVerification"],
+            dependencies: ["Receipts", "ReceiptVerification", "ReceiptCrypto"],
             swiftSettings: swiftSettings
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
-        .target(name: "FuzzTargets", dependencies: ["ASN1", "Receipts"], path: "Fuzz/FuzzTargets", swiftSettings: swiftSettings),
+        .target(
+            name: "FuzzTargets", dependencies: ["ASN1", "Receipts", "ReceiptVerification"], path: "Fuzz/FuzzTargets",
+            swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
         .executableTarget(
             name: "receipt-tool",
@@ -107,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VerifyReceiptTests",
-            dependencies: ["VerifyReceipt", "Receipts", "ReceiptVerification"],
+            dependencies: ["VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool"], swiftSettings: swiftSettings),

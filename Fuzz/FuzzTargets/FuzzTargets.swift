@@ -1,5 +1,7 @@
 @_spi(RawParsing) import ASN1
 @_spi(Testing) import Receipts
+import ReceiptVerification
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +25,9 @@ public enum FuzzTargets {
         Target(name: "envelope", run: envelope),
         Target(name: "payload", run: payload),
         Target(name: "detect", run: detect),
+        Target(name: "verify", run: verify),
+        Target(name: "plist", run: plist),
+        Target(name: "legacy-verify", run: legacyVerify),
     ]
 
     public static func target(named name: String) -> Target? { all.first { $0.name == name } }
@@ -89,6 +94,83 @@ public enum FuzzTargets {
         _ = receipt.jsonText()
         if let lazyCount = try? LazyAppReceipt(payload: bytes[...]).inAppPurchaseCount(), lazyCount != receipt.inAppPurchases.count {
             violated("lazy count differs from the full parse")
+        }
+    }
+
+    /// The payloads Apple really signed: the real receipts in TestReceipts/, each valid at its
+    /// creation date against the bundled Apple roots or the StoreKit test certificate.
+    static let genuinePayloads: Set<[UInt8]> = {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestReceipts")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var payloads: Set<[UInt8]> = []
+        for name in names where name.hasSuffix(".der") {
+            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path),
+                let receipt = try? AppReceipt([UInt8](data))
+            else { continue }
+            payloads.insert(Array(receipt.payload))
+        }
+        return payloads
+    }()
+
+    static let verifiers: [AppReceiptVerifier] = [
+        (try? AppReceiptVerifier.appStore(cache: ChainCache(capacity: 64))),
+        (try? AppReceiptVerifier.xcode(cache: ChainCache(capacity: 64))),
+    ].compactMap { $0 }
+
+    /// Verification of arbitrary bytes: never fooled. A valid verdict may only ever report a
+    /// payload Apple signed (a mutation of unsigned bytes, such as the embedded root certificate,
+    /// may still verify, but then the content must be exactly the genuine one).
+    static func verify(_ bytes: [UInt8]) {
+        if verifiers.isEmpty { violated("bundled anchors missing") }
+        for verifier in verifiers {
+            let verdict = verifier.verify(bytes)
+            guard verdict.isValid else { continue }
+            guard let payload = verdict.receipt?.payload, genuinePayloads.contains(Array(payload)) else {
+                violated("a receipt with a payload Apple never signed verified as valid")
+            }
+        }
+    }
+
+    /// The old-style property-list parser and the transaction receipt on top of it: a dictionary
+    /// that parses writes back and parses to the same value.
+    static func plist(_ bytes: [UInt8]) {
+        if let value = try? OldStylePropertyList.parse(bytes), case .dictionary(let entries) = value {
+            for compact in [false, true] {
+                let again = try? OldStylePropertyList.parse(OldStylePropertyList.encode(entries, compact: compact))
+                guard again == value else { violated("plist write → parse changed the value (compact: \(compact))") }
+            }
+        }
+        if let receipt = try? TransactionReceipt(bytes) {
+            _ = try? receipt.signature()
+            _ = receipt.purchaseInfo.jsonText()
+        }
+    }
+
+    static let legacyVerifier = try? LegacyReceiptVerifier.apple()
+
+    /// The legacy transaction-receipt verifier on arbitrary bytes: whatever verifies must carry
+    /// purchase-info bytes Apple signed (those of the real receipts in TestReceipts/legacy).
+    static let genuinePurchaseInfos: Set<[UInt8]> = {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestReceipts/legacy")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var infos: Set<[UInt8]> = []
+        for name in names {
+            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path),
+                let receipt = try? TransactionReceipt([UInt8](data))
+            else { continue }
+            infos.insert(receipt.purchaseInfoData)
+        }
+        return infos
+    }()
+
+    static func legacyVerify(_ bytes: [UInt8]) {
+        guard let verifier = legacyVerifier else { violated("bundled legacy anchors missing") }
+        let verdict = verifier.verify(bytes)
+        guard verdict.isValid else { return }
+        guard let receipt = verdict.receipt, genuinePurchaseInfos.contains(receipt.purchaseInfoData) else {
+            violated("a transaction receipt Apple never signed verified as valid")
         }
     }
 

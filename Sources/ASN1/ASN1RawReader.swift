@@ -181,6 +181,9 @@
     /// limits are exactly the same.
     @inlinable @inline(__always)
     public mutating func readContent(tag: UInt8) throws(ASN1Error) -> Range<Int> {
+        #if DEBUG
+        ASN1Instrumentation.count()
+        #endif
         let p = position
         if p &+ 2 <= end, buffer[p] == tag {
             let l0 = buffer[p &+ 1]
@@ -289,6 +292,9 @@
         _ buffer: UnsafeRawBufferPointer, at start: Int, end: Int, base: Int,
         rules: ASN1EncodingRules, depth: Int, maximumDepth: Int
     ) throws(ASN1Error) -> ASN1RawElement {
+        #if DEBUG
+        ASN1Instrumentation.count()
+        #endif
         var p = start
         guard p < end else {
             throw ASN1Error.make(.truncated, base + start, "expected an element, found the end of the input")

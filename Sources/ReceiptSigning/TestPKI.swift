@@ -43,11 +43,15 @@ public struct TestPKI: Sendable {
         public init() {}
     }
 
+    /// A random positive 63-bit serial number, so that certificates of different generated PKIs
+    /// never share an issuer-and-serial identifier.
+    static func randomSerial() -> UInt64 { UInt64.random(in: 1...UInt64(Int64.max)) }
+
     /// Generates a fresh PKI.
     public static func generate(_ options: Options = Options()) throws(CryptoError) -> TestPKI {
         let rootKey = try PrivateKey.generateRSA(bits: options.keyBits)
         var rootBuilder = CertificateBuilder(
-            subject: options.rootSubject, serialNumber: 1, notBefore: options.notBefore, notAfter: options.notAfter,
+            subject: options.rootSubject, serialNumber: TestPKI.randomSerial(), notBefore: options.notBefore, notAfter: options.notAfter,
             publicKey: try rootKey.publicKey)
         rootBuilder.digest = options.digest
         rootBuilder.basicConstraints = .ca()
@@ -56,7 +60,7 @@ public struct TestPKI: Sendable {
 
         let intermediateKey = try PrivateKey.generateRSA(bits: options.keyBits)
         var intermediateBuilder = CertificateBuilder(
-            subject: options.intermediateSubject, serialNumber: 2, notBefore: options.notBefore, notAfter: options.notAfter,
+            subject: options.intermediateSubject, serialNumber: TestPKI.randomSerial(), notBefore: options.notBefore, notAfter: options.notAfter,
             publicKey: try intermediateKey.publicKey)
         intermediateBuilder.digest = options.digest
         intermediateBuilder.basicConstraints = .ca(pathLength: 0)
@@ -66,7 +70,7 @@ public struct TestPKI: Sendable {
 
         let leafKey = try PrivateKey.generateRSA(bits: options.keyBits)
         var leafBuilder = CertificateBuilder(
-            subject: options.leafSubject, serialNumber: 3, notBefore: options.leafNotBefore ?? options.notBefore,
+            subject: options.leafSubject, serialNumber: TestPKI.randomSerial(), notBefore: options.leafNotBefore ?? options.notBefore,
             notAfter: options.leafNotAfter ?? options.notAfter, publicKey: try leafKey.publicKey)
         leafBuilder.digest = options.digest
         leafBuilder.basicConstraints = .endEntity
@@ -89,7 +93,7 @@ public struct TestPKI: Sendable {
     ) throws(CryptoError) -> (key: PrivateKey, certificate: Certificate) {
         let key = try PrivateKey.generateRSA(bits: 2048)
         var builder = CertificateBuilder(
-            subject: [("CN", "StoreKit"), ("O", "StoreKit"), ("OU", "StoreKit"), ("C", "US")], serialNumber: 1,
+            subject: [("CN", "StoreKit"), ("O", "StoreKit"), ("OU", "StoreKit"), ("C", "US")], serialNumber: TestPKI.randomSerial(),
             notBefore: notBefore, notAfter: notAfter, publicKey: try key.publicKey)
         builder.basicConstraints = .ca()
         builder.keyUsage = [.digitalSignature, .keyCertSign]

@@ -1,3 +1,4 @@
+import ASN1
 import FoundationEssentials
 
 // The fast path for in-app purchase records.
@@ -42,6 +43,9 @@ extension AppReceiptParser {
                 break
             }
             let a = Attribute(type: type.value, version: version.value, start: p, value: valueLength.start..<sequenceEnd)
+            #if DEBUG
+            ASN1Instrumentation.count(5)  // SEQUENCE, two INTEGERs, OCTET STRING, the value's element
+            #endif
             attributeCount &+= 1
             p = sequenceEnd
             let slot = a.type &- 1701

@@ -247,7 +247,7 @@ public enum JSONValue: Sendable, Equatable {
 /// Writes JSON text with the key order the caller chooses, optionally indented.
 public struct JSONWriter: Sendable {
     /// The text written so far.
-    public private(set) var output: [UInt8] = []
+    public internal(set) var output: [UInt8] = []
     /// Indentation width; 0 writes compact JSON on one line.
     public let indent: Int
     var level = 0

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-import ASN1
+@_spi(RawParsing) import ASN1
 
 /// What the verifyReceipt-style JSON of a receipt includes.
 public struct ReceiptJSONOptions: Sendable {
@@ -19,11 +19,72 @@ public struct ReceiptJSONOptions: Sendable {
 
 extension JSONWriter {
     /// Writes Apple's date triplet: `key` (`YYYY-MM-DD HH:MM:SS Etc/GMT`), `key_ms`, `key_pst`.
+    /// Digits are written straight into the output (no intermediate Strings).
     public mutating func dateTriplet(_ key: String, _ date: Date?) {
         guard let date else { return }
-        string(key, ReceiptDate.appleGMT(date))
-        string(key + "_ms", String(ReceiptDate.milliseconds(date)))
-        string(key + "_pst", ReceiptDate.applePacific(date))
+        let ms = ReceiptDate.milliseconds(date)
+        let seconds = ReceiptDate.floorDiv(ms, 1000)
+        writeKey(key)
+        quotedWallClock(seconds: seconds, suffix: " Etc/GMT")
+        writeKey(key + "_ms")
+        output.append(UInt8(ascii: "\""))
+        appendDecimal(ms)
+        output.append(UInt8(ascii: "\""))
+        writeKey(key + "_pst")
+        quotedWallClock(seconds: seconds + Int64(ReceiptDate.pacificOffset(utcSeconds: seconds)), suffix: " America/Los_Angeles")
+    }
+
+    /// `"YYYY-MM-DD HH:MM:SS<suffix>"`.
+    mutating func quotedWallClock(seconds: Int64, suffix: StaticString) {
+        let days = ReceiptDate.floorDiv(seconds, 86_400)
+        let rest = Int(seconds - days * 86_400)
+        let (y, m, d) = CivilCalendar.date(daysSince1970: days)
+        output.append(UInt8(ascii: "\""))
+        if y >= 0 && y < 10_000 {
+            appendDigits(y, width: 4)
+        } else {
+            appendDecimal(Int64(y))
+        }
+        output.append(UInt8(ascii: "-"))
+        appendDigits(m, width: 2)
+        output.append(UInt8(ascii: "-"))
+        appendDigits(d, width: 2)
+        output.append(UInt8(ascii: " "))
+        appendDigits(rest / 3600, width: 2)
+        output.append(UInt8(ascii: ":"))
+        appendDigits(rest / 60 % 60, width: 2)
+        output.append(UInt8(ascii: ":"))
+        appendDigits(rest % 60, width: 2)
+        suffix.withUTF8Buffer { output.append(contentsOf: $0) }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    mutating func appendDigits(_ value: Int, width: Int) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var v = value
+        while divisor > 0 {
+            output.append(UInt8(48 + v / divisor % 10))
+            v %= divisor
+            divisor /= 10
+        }
+    }
+
+    mutating func appendDecimal(_ value: Int64) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for i in stride(from: count - 1, through: 0, by: -1) { output.append(buffer[i]) }
+        }
     }
 
     mutating func emptyDates(_ types: Set<Int>) {

@@ -11,12 +11,16 @@ enum DumpCommand {
             USAGE: receipt-tool dump <file> [--json] [--compact] [--payload]
 
             ARGUMENTS:
-              <file>        A receipt: DER or BER (Xcode) PKCS#7, base64 text, a verifyReceipt
-                            request body with "receipt-data", or '-' for standard input.
+              <file>        A receipt: DER or BER (Xcode) PKCS#7, a legacy iOS 6 transaction
+                            receipt (old-style property list), base64 text of either, a
+                            verifyReceipt request body with "receipt-data", or '-' for
+                            standard input.
 
             OPTIONS:
               --json        Print the verifyReceipt-style "receipt" JSON object, with the fields
-                            Apple's JSON lacked under extra keys (opaque_value, sha1_hash, ...).
+                            Apple's JSON lacked under extra keys (opaque_value, sha1_hash, ...);
+                            for a transaction receipt, the iOS 6 "receipt" object (bid, bvrs,
+                            expires_date in milliseconds, ...).
               --compact     With --json, print on one line.
               --payload     Write the raw payload bytes (what the signature covers) to standard
                             output instead.
@@ -52,8 +56,18 @@ enum DumpCommand {
             } else {
                 printOut(TextLayout.appReceipt(receipt, source: der.count == bytes.count ? "" : " (decoded from text)"))
             }
-        case .transactionReceipt:
-            throw ToolFailure("\(path): legacy iOS 6 transaction receipts are not supported by dump yet")
+        case .transactionReceipt(let text):
+            let receipt: TransactionReceipt
+            do {
+                receipt = try TransactionReceipt(text: text)
+            } catch {
+                throw ToolFailure("\(path): \(error)")
+            }
+            if args.flag("--json") {
+                printOut(receipt.purchaseInfo.jsonText(indent: args.flag("--compact") ? 0 : 2))
+            } else {
+                printOut(TextLayout.transactionReceipt(receipt, source: text.count == bytes.count ? "" : ", decoded from base64"))
+            }
         }
         return ExitStatus.success
     }

@@ -21,10 +21,12 @@ enum VerifyCommand {
             USAGE: receipt-tool verify <input>... [--bundle-id <id>] [--app-version <v>]
                                        [--device-id <uuid|mac>] [--environment <env> ...]
                                        [--anchor apple|xcode|<path> ...] [--policy appstore|xcode]
+                                       [--product-id <id> ...] [--itunes-ca <path>]
                                        [--at creation|now|<date>] [--json] [--jobs <n>]
 
             ARGUMENTS:
-              <input>       A receipt file (DER, BER, base64 text or a verifyReceipt request body),
+              <input>       A receipt file (DER, BER, a legacy iOS 6 transaction receipt, base64
+                            text of either, or a verifyReceipt request body),
                             a directory (every file below it, in name order), or '-' for JSON lines
                             on standard input, one {"receipt-data": "<base64>"} object per line.
 
@@ -43,8 +45,14 @@ enum VerifyCommand {
                                       (the signer is the anchor). Default: xcode when every anchor
                                       is 'xcode', appstore otherwise.
               --at <time>             When the chain must be valid: 'creation' (the receipt's
-                                      creation date, the default), 'now', or a date
-                                      (2026-11-29, 2026-11-29T12:00:00Z).
+                                      creation date, the default; a transaction receipt's
+                                      purchase date), 'now', or a date (2026-11-29,
+                                      2026-11-29T12:00:00Z).
+              --product-id <id>       Transaction receipts: an allowed product-id (repeatable).
+              --itunes-ca <path>      Transaction receipts: the intermediate to pin instead of the
+                                      bundled Apple iTunes Store CA. They chain through it to the
+                                      anchors (the bundled Apple Inc. Root by default); --bundle-id
+                                      and --app-version check their bid and bvrs.
               --json                  One JSON object per receipt, one per line; the summary goes
                                       to standard error.
               --jobs <n>              Receipts verified at once (default: the number of cores).
@@ -60,7 +68,10 @@ enum VerifyCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let args = try Arguments(
             arguments,
-            valued: ["--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs"],
+            valued: [
+                "--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs",
+                "--product-id", "--itunes-ca",
+            ],
             flagNames: ["--json"])
         guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
         guard args.positional.filter({ $0 == "-" }).count <= 1 else { throw UsageError("'-' may be given once") }
@@ -104,13 +115,14 @@ enum VerifyCommand {
         }
         let anchors = try loadAnchors(anchorNames)
         let verifier = AppReceiptVerifier(anchors: anchors, policy: policy)
+        let legacy = try LegacyVerification(arguments: args, anchors: anchors, expectations: expectations)
 
         let items = try collectItems(args.positional)
         guard !items.isEmpty else { throw ToolFailure("no receipts found in \(args.positional.joined(separator: " "))") }
         let json = args.flag("--json")
         let expected = expectations
         let summary = Batch(items: items, jobs: jobs).run { item in
-            Self.verify(item, verifier: verifier, expectations: expected, time: time, json: json)
+            Self.verify(item, verifier: verifier, legacy: legacy, expectations: expected, time: time, json: json)
         }
         let line = "\(summary.total) receipt\(summary.total == 1 ? "" : "s"): \(summary.valid) valid, \(summary.invalid) invalid, \(summary.unreadable) unreadable"
         if json { printError(line) } else { printOut(line) }
@@ -223,7 +235,8 @@ enum VerifyCommand {
     }
 
     static func verify(
-        _ item: Item, verifier: AppReceiptVerifier, expectations: ReceiptExpectations, time: ValidationTime, json: Bool
+        _ item: Item, verifier: AppReceiptVerifier, legacy: LegacyVerification, expectations: ReceiptExpectations,
+        time: ValidationTime, json: Bool
     ) -> Outcome {
         let bytes: [UInt8]
         switch item.source {
@@ -236,6 +249,9 @@ enum VerifyCommand {
                 return unreadable(item.label, "cannot be read", json: json)
             }
             bytes = [UInt8](data)
+        }
+        if case .transactionReceipt? = try? ReceiptInput.detect(bytes) {
+            return legacy.verify(item.label, bytes, time: time, json: json)
         }
         let verdict = verifier.verify(bytes, expecting: expectations, at: time)
         let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)

@@ -11,6 +11,7 @@ enum Tool {
         VerifyCommand.subcommand,
         MakeCommand.subcommand,
         PKICommand.subcommand,
+        ServeCommand.subcommand,
     ]
 }
 

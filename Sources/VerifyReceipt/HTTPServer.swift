@@ -1,0 +1,692 @@
+import Dispatch
+public import Foundation
+import Synchronization
+
+import Glibc
+
+/// Answers requests for ``HTTPServer``. Called on the connection's own thread, possibly on many
+/// threads at once, so implementations must be thread-safe (they are `Sendable`).
+public protocol HTTPHandler: Sendable {
+    /// The response to `request`.
+    func respond(to request: HTTPRequest) -> HTTPResponse
+}
+
+/// Limits and timeouts of an ``HTTPServer``. Every limit bounds what one client can make the
+/// server hold or wait for.
+public struct HTTPServerConfiguration: Sendable {
+    /// The address to bind: an IPv4 or IPv6 literal, or a host name. Default `127.0.0.1`.
+    public var host: String
+    /// The port; 0 picks a free one (read it from ``HTTPServer/port`` after starting).
+    public var port: UInt16
+    /// The listen backlog.
+    public var backlog: Int32
+    /// At most this many connections are served at once, each on its own thread; further
+    /// connections get `503 Service Unavailable` and are closed.
+    public var maximumConnections: Int
+    /// Largest accepted body; a larger declared or chunked body gets `413`.
+    public var maximumBodySize: Int
+    /// Largest request head (request line and header fields); beyond it, `431`.
+    public var maximumHeaderSize: Int
+    /// Most header fields; beyond it, `431`.
+    public var maximumHeaderCount: Int
+    /// Time allowed for a whole request (head and body) once its first byte arrived, and for the
+    /// first byte of a new connection's first request. A slower client gets `408` and is closed.
+    public var requestTimeout: Duration
+    /// Time a kept-alive connection may wait for its next request before it is closed quietly.
+    public var idleTimeout: Duration
+    /// Time allowed for writing one response.
+    public var writeTimeout: Duration
+    /// Whether connections may be kept alive between requests (HTTP/1.1 default, or HTTP/1.0 with
+    /// `Connection: keep-alive`).
+    public var keepAlive: Bool
+    /// Requests served on one connection before it is closed.
+    public var maximumRequestsPerConnection: Int
+    /// On ``HTTPServer/stop()``, how long requests in progress may take before their connections are
+    /// shut down.
+    public var shutdownGracePeriod: Duration
+    /// Receives one line per notable event (start, stop, rejected connections, 4xx on bad HTTP).
+    public var log: (@Sendable (String) -> Void)?
+
+    /// Creates a configuration; the defaults suit a verifyReceipt stand-in on loopback.
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = 0, backlog: Int32 = 128, maximumConnections: Int = 128,
+        maximumBodySize: Int = 4 << 20, maximumHeaderSize: Int = 16 << 10, maximumHeaderCount: Int = 100,
+        requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(5), writeTimeout: Duration = .seconds(10),
+        keepAlive: Bool = true, maximumRequestsPerConnection: Int = 1000, shutdownGracePeriod: Duration = .seconds(5),
+        log: (@Sendable (String) -> Void)? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.backlog = backlog
+        self.maximumConnections = maximumConnections
+        self.maximumBodySize = maximumBodySize
+        self.maximumHeaderSize = maximumHeaderSize
+        self.maximumHeaderCount = maximumHeaderCount
+        self.requestTimeout = requestTimeout
+        self.idleTimeout = idleTimeout
+        self.writeTimeout = writeTimeout
+        self.keepAlive = keepAlive
+        self.maximumRequestsPerConnection = maximumRequestsPerConnection
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.log = log
+    }
+}
+
+/// Why the server could not start.
+public struct HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The failing step, for example `bind`.
+    public let operation: String
+    /// The `errno` value, when a system call failed.
+    public let errorNumber: Int32?
+    /// A sentence for people.
+    public let reason: String
+
+    /// `"<operation>: <reason>"`.
+    public var description: String { "\(operation): \(reason)" }
+}
+
+/// Counters of an ``HTTPServer``, for monitoring and tests.
+public struct HTTPServerStatistics: Sendable, Hashable {
+    /// Connections accepted and served.
+    public var connections = 0
+    /// Connections turned away with 503 because ``HTTPServerConfiguration/maximumConnections`` were busy.
+    public var rejectedConnections = 0
+    /// Requests handed to the handler.
+    public var requests = 0
+    /// Requests answered with a 4xx/5xx by the server itself (malformed HTTP, limits, timeouts).
+    public var protocolErrors = 0
+    /// Connections open now.
+    public var activeConnections = 0
+}
+
+/// A small HTTP/1.1 server on POSIX sockets, one thread per connection.
+///
+/// - **Threads**: one accept thread; each accepted connection gets its own thread, up to
+///   ``HTTPServerConfiguration/maximumConnections`` at once (more are answered `503` and closed).
+///   The handler runs on the connection thread.
+/// - **Parsing**: request line and header fields are checked (tokens, one Host for HTTP/1.1, no line
+///   folding, no control characters); bodies are framed by Content-Length or chunked coding, never
+///   both; `Expect: 100-continue` is honoured. Errors are answered with 400, 405 (by handlers), 408,
+///   411, 413, 417, 431, 501 or 505, and the connection is closed.
+/// - **Limits and timeouts**: head size and field count, body size, a deadline per request, an idle
+///   timeout between kept-alive requests, a write deadline (see ``HTTPServerConfiguration``).
+/// - **Shutdown**: ``stop()`` closes the listening socket at once, lets requests in progress finish
+///   within the grace period, closes idle connections immediately, then shuts down what remains.
+///   Hook it to SIGINT/SIGTERM with ``stopOnSignals(_:)``.
+///
+/// Stateless between requests: several instances can run behind any load balancer.
+public final class HTTPServer: Sendable {
+    /// The configuration the server was created with.
+    public let configuration: HTTPServerConfiguration
+    let handler: any HTTPHandler
+
+    struct State: ~Copyable {
+        var started = false
+        var stopping = false
+        var stopped = false
+        var listenFD: Int32 = -1
+        var wakeRead: Int32 = -1
+        var wakeWrite: Int32 = -1
+        var port: UInt16 = 0
+        var connectionFDs = Set<Int32>()
+        var statistics = HTTPServerStatistics()
+    }
+
+    let state = Mutex(State())
+    let connectionGroup = DispatchGroup()
+    let lifetime = DispatchGroup()
+
+    /// Creates a server; nothing happens until ``start()``.
+    public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), handler: some HTTPHandler) {
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    /// The bound port (useful with port 0); 0 before ``start()``.
+    public var port: UInt16 { state.withLock { $0.port } }
+
+    /// The counters so far.
+    public var statistics: HTTPServerStatistics { state.withLock { $0.statistics } }
+
+    /// Binds, listens and starts accepting on a background thread; returns once the socket listens.
+    /// - Throws: ``HTTPServerError`` when the address cannot be resolved or bound, or the server was
+    ///   already started.
+    public func start() throws(HTTPServerError) {
+        let alreadyStarted = state.withLock { state in
+            defer { state.started = true }
+            return state.started
+        }
+        guard !alreadyStarted else {
+            throw HTTPServerError(operation: "start", errorNumber: nil, reason: "the server was already started")
+        }
+        let listenFD: Int32
+        let port: UInt16
+        do throws(HTTPServerError) {
+            (listenFD, port) = try Self.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        } catch {
+            state.withLock { $0.started = false }
+            throw error
+        }
+        var pipeFDs: [Int32] = [-1, -1]
+        guard pipe(&pipeFDs) == 0 else {
+            let error = errno
+            close(listenFD)
+            state.withLock { $0.started = false }
+            throw HTTPServerError(operation: "pipe", errorNumber: error, reason: String(cString: strerror(error)))
+        }
+        for fd in pipeFDs { Self.setFlags(fd, nonBlocking: true) }
+        state.withLock { state in
+            state.listenFD = listenFD
+            state.wakeRead = pipeFDs[0]
+            state.wakeWrite = pipeFDs[1]
+            state.port = port
+        }
+        lifetime.enter()
+        let wakeRead = pipeFDs[0]
+        let thread = Thread { [self] in
+            acceptLoop(listenFD: listenFD, wakeFD: wakeRead)
+        }
+        thread.name = "HTTPServer accept"
+        thread.start()
+        configuration.log?("listening on \(configuration.host):\(port)")
+    }
+
+    /// Starts a graceful shutdown and returns at once: no new connections; idle connections close;
+    /// requests in progress finish within the grace period. Safe to call more than once, from any
+    /// thread (for example a signal handler's dispatch queue).
+    public func stop() {
+        let wakeFD: Int32? = state.withLock { state in
+            guard state.started, !state.stopping, state.wakeWrite >= 0 else { return nil }
+            state.stopping = true
+            return state.wakeWrite
+        }
+        guard let wakeFD else { return }
+        // The byte stays unread: the pipe remains readable and wakes every poll that watches it.
+        var byte: UInt8 = 1
+        _ = write(wakeFD, &byte, 1)
+    }
+
+    /// Blocks until the server has stopped (returns at once if it never started).
+    public func waitUntilStopped() {
+        lifetime.wait()
+    }
+
+    /// Stops and waits until every connection is closed.
+    public func shutdown() {
+        stop()
+        waitUntilStopped()
+    }
+
+    /// Whether ``stop()`` has been called.
+    public var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Calls ``stop()`` when the process receives one of `signals` (default SIGINT and SIGTERM),
+    /// whose default action is disabled. Keep the returned value alive for as long as the handling
+    /// should last.
+    public func stopOnSignals(_ signals: [Int32] = [SIGINT, SIGTERM]) -> SignalHandling {
+        let queue = DispatchQueue(label: "HTTPServer signals")
+        var sources: [any DispatchSourceSignal] = []
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [self] in
+                configuration.log?("signal \(number): shutting down")
+                stop()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        return SignalHandling(sources: sources)
+    }
+
+    /// Keeps signal sources alive; cancels them when released.
+    public final class SignalHandling {
+        let sources: [any DispatchSourceSignal]
+
+        init(sources: [any DispatchSourceSignal]) { self.sources = sources }
+
+        deinit { for source in sources { source.cancel() } }
+    }
+
+    // MARK: - Listening and accepting
+
+    static func setFlags(_ fd: Int32, nonBlocking: Bool) {
+        let descriptorFlags = fcntl(fd, F_GETFD)
+        if descriptorFlags >= 0 { _ = fcntl(fd, F_SETFD, descriptorFlags | FD_CLOEXEC) }
+        if nonBlocking {
+            let statusFlags = fcntl(fd, F_GETFL)
+            if statusFlags >= 0 { _ = fcntl(fd, F_SETFL, statusFlags | O_NONBLOCK) }
+        }
+    }
+
+    static func listen(host: String, port: UInt16, backlog: Int32) throws(HTTPServerError) -> (Int32, UInt16) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw HTTPServerError(operation: "resolve", errorNumber: nil, reason: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard fd >= 0 else {
+            let error = errno
+            throw HTTPServerError(operation: "socket", errorNumber: error, reason: String(cString: strerror(error)))
+        }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            let error = errno
+            close(fd)
+            throw HTTPServerError(operation: "bind", errorNumber: error, reason: "\(host):\(port): \(String(cString: strerror(error)))")
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let error = errno
+            close(fd)
+            throw HTTPServerError(operation: "listen", errorNumber: error, reason: String(cString: strerror(error)))
+        }
+        setFlags(fd, nonBlocking: true)
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let bound = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        var boundPort = port
+        if bound == 0 {
+            if Int32(storage.ss_family) == AF_INET {
+                boundPort = withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+                }
+            } else if Int32(storage.ss_family) == AF_INET6 {
+                boundPort = withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+                }
+            }
+        }
+        return (fd, boundPort)
+    }
+
+    func acceptLoop(listenFD: Int32, wakeFD: Int32) {
+        while true {
+            var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, nfds_t(fds.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                configuration.log?("poll failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            if fds[1].revents != 0 { break }
+            guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 {
+                switch errno {
+                case EINTR, EAGAIN, ECONNABORTED, EPROTO: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    configuration.log?("accept: \(String(cString: strerror(errno))); backing off")
+                    usleep(10_000)
+                    continue
+                default:
+                    configuration.log?("accept failed: \(String(cString: strerror(errno)))")
+                    continue
+                }
+            }
+            Self.setFlags(fd, nonBlocking: true)
+            var one: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let admitted = state.withLock { state -> Bool in
+                guard state.statistics.activeConnections < configuration.maximumConnections, !state.stopping else {
+                    state.statistics.rejectedConnections += 1
+                    return false
+                }
+                state.statistics.activeConnections += 1
+                state.statistics.connections += 1
+                state.connectionFDs.insert(fd)
+                return true
+            }
+            guard admitted else {
+                let busy = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
+                _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                close(fd)
+                continue
+            }
+            connectionGroup.enter()
+            let thread = Thread { [self] in
+                var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self)
+                connection.run()
+                state.withLock { state in
+                    state.connectionFDs.remove(fd)
+                    state.statistics.activeConnections -= 1
+                }
+                close(fd)
+                connectionGroup.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.name = "HTTPServer connection"
+            thread.start()
+        }
+        close(listenFD)
+        // Graceful part: idle connections saw the wake pipe and are closing; busy ones may finish.
+        if connectionGroup.wait(timeout: .now() + configuration.shutdownGracePeriod.dispatchInterval) == .timedOut {
+            let remaining = state.withLock { state in
+                for fd in state.connectionFDs { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+                return state.connectionFDs.count
+            }
+            configuration.log?("grace period over: shut down \(remaining) connection(s)")
+            connectionGroup.wait()
+        }
+        let pipes = state.withLock { state in
+            state.stopped = true
+            return (state.wakeRead, state.wakeWrite)
+        }
+        close(pipes.0)
+        close(pipes.1)
+        configuration.log?("stopped")
+        lifetime.leave()
+    }
+
+    func countProtocolError() { state.withLock { $0.statistics.protocolErrors += 1 } }
+    func countRequest() { state.withLock { $0.statistics.requests += 1 } }
+}
+
+extension Duration {
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+    }
+
+    var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+/// One connection: reads requests, calls the handler, writes responses, until the peer closes,
+/// a limit or timeout is hit, or the server stops.
+struct HTTPConnection {
+    let fd: Int32
+    let wakeFD: Int32
+    let server: HTTPServer
+    var buffer: [UInt8] = []
+    var config: HTTPServerConfiguration { server.configuration }
+
+    init(fd: Int32, wakeFD: Int32, server: HTTPServer) {
+        self.fd = fd
+        self.wakeFD = wakeFD
+        self.server = server
+        buffer.reserveCapacity(8192)
+    }
+
+    enum ReadOutcome {
+        case data
+        case closed
+        case timedOut
+        case stopping
+    }
+
+    /// Waits until the socket is readable (or the deadline passes, or — when `watchStop` is set — the
+    /// server stops), then appends what can be read to the buffer.
+    mutating func fill(until deadline: ContinuousClock.Instant, watchStop: Bool) -> ReadOutcome {
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            if remaining <= .zero { return .timedOut }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            if watchStop { fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)) }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(clamping: max(1, remaining.milliseconds)))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .closed
+            }
+            if ready == 0 { continue }
+            if watchStop, fds[1].revents != 0 { return .stopping }
+            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) == 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 16 << 10)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                return .data
+            }
+            if count == 0 { return .closed }
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+            return .closed
+        }
+    }
+
+    /// Writes all of `bytes` before the deadline; false if the peer is gone or too slow.
+    func send(_ bytes: [UInt8]) -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: config.writeTimeout)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                Glibc.send(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                offset += written
+                continue
+            }
+            if written < 0, errno == EINTR { continue }
+            guard written < 0, errno == EAGAIN || errno == EWOULDBLOCK else { return false }
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { return false }
+            var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
+            if poll(&fds, 1, Int32(clamping: max(1, remaining.milliseconds))) < 0, errno != EINTR { return false }
+        }
+        return true
+    }
+
+    mutating func run() {
+        var served = 0
+        var first = true
+        while true {
+            let stopping = server.isStopping
+            if stopping && buffer.isEmpty { return }
+            // Wait for the next request's first byte (idle), then read it within the request deadline.
+            let waitDeadline = ContinuousClock.now.advanced(by: first ? config.requestTimeout : config.idleTimeout)
+            first = false
+            while true {
+                // Empty lines before a request line are ignored (RFC 9112 section 2.2).
+                if let start = buffer.firstIndex(where: { $0 != 0x0D && $0 != 0x0A }) {
+                    buffer.removeSubrange(0..<start)
+                    break
+                }
+                buffer.removeAll(keepingCapacity: true)
+                switch fill(until: waitDeadline, watchStop: true) {
+                case .data: continue
+                case .closed, .timedOut, .stopping: return
+                }
+            }
+            let deadline = ContinuousClock.now.advanced(by: config.requestTimeout)
+            let request: HTTPRequest
+            do throws(HTTPRequestError) {
+                request = try readRequest(deadline: deadline)
+            } catch {
+                server.countProtocolError()
+                if error.status != 0 {
+                    config.log?("\(error.status): \(error.reason)")
+                    _ = send(encode(.text(error.reason, status: error.status), keepAlive: false, headOnly: false, minor: 1))
+                }
+                lingeringClose()
+                return
+            }
+            server.countRequest()
+            var response = server.handler.respond(to: request)
+            let connectionTokens = request.headerTokens("connection")
+            var keepAlive = config.keepAlive && !response.closesConnection && !server.isStopping
+            if request.minorVersion == 0 {
+                keepAlive = keepAlive && connectionTokens.contains("keep-alive")
+            } else {
+                keepAlive = keepAlive && !connectionTokens.contains("close")
+            }
+            served += 1
+            if served >= config.maximumRequestsPerConnection { keepAlive = false }
+            if request.method == "HEAD" { response.closesConnection = !keepAlive }
+            guard send(encode(response, keepAlive: keepAlive, headOnly: request.method == "HEAD", minor: request.minorVersion)),
+                keepAlive
+            else { return }
+        }
+    }
+
+    /// Reads one request from the buffer and the socket. Errors carry the status to answer with
+    /// (0 means: close without answering).
+    mutating func readRequest(deadline: ContinuousClock.Instant) throws(HTTPRequestError) -> HTTPRequest {
+        // The head: up to the first empty line.
+        var searchFrom = 0
+        var headEnd: Int?
+        var bodyStart = 0
+        while headEnd == nil {
+            var index = max(searchFrom, 1)
+            while index < buffer.count {
+                if buffer[index] == 0x0A {
+                    if buffer[index - 1] == 0x0A {
+                        headEnd = index - 1
+                        bodyStart = index + 1
+                        break
+                    }
+                    if index >= 2, buffer[index - 1] == 0x0D, buffer[index - 2] == 0x0A {
+                        headEnd = index - 2
+                        bodyStart = index + 1
+                        break
+                    }
+                }
+                index += 1
+            }
+            if headEnd != nil { break }
+            searchFrom = max(1, buffer.count - 2)
+            guard buffer.count <= config.maximumHeaderSize else {
+                throw HTTPRequestError(431, "the request head is larger than \(config.maximumHeaderSize) bytes")
+            }
+            switch fill(until: deadline, watchStop: false) {
+            case .data: continue
+            case .timedOut: throw HTTPRequestError(408, "the request was not received in time")
+            case .closed, .stopping: throw HTTPRequestError(0, "closed")
+            }
+        }
+        guard let end = headEnd, end <= config.maximumHeaderSize else {
+            throw HTTPRequestError(431, "the request head is larger than \(config.maximumHeaderSize) bytes")
+        }
+        let head = try HTTPRequestHead.parse(
+            buffer[0..<end], maximumHeaders: config.maximumHeaderCount, maximumBody: config.maximumBodySize)
+        buffer.removeSubrange(0..<bodyStart)
+
+        if head.expectsContinue, buffer.isEmpty {
+            _ = send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+        }
+        var body: [UInt8] = []
+        switch head.framing {
+        case .none:
+            break
+        case .contentLength(let length):
+            while buffer.count < length {
+                switch fill(until: deadline, watchStop: false) {
+                case .data: continue
+                case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
+                case .closed, .stopping: throw HTTPRequestError(0, "closed")
+                }
+            }
+            body = Array(buffer[0..<length])
+            buffer.removeSubrange(0..<length)
+        case .chunked:
+            body = try readChunked(deadline: deadline)
+        }
+        return HTTPRequest(
+            method: head.method, target: head.target, minorVersion: head.minorVersion, headers: head.headers, body: body)
+    }
+
+    /// Reads one line (without its CRLF/LF) of at most `limit` bytes.
+    mutating func readLine(deadline: ContinuousClock.Instant, limit: Int) throws(HTTPRequestError) -> [UInt8] {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                var line = Array(buffer[0..<newline])
+                buffer.removeSubrange(0...newline)
+                if line.last == 0x0D { line.removeLast() }
+                guard line.count <= limit else { throw HTTPRequestError(400, "chunk line too long") }
+                return line
+            }
+            guard buffer.count <= limit + 2 else { throw HTTPRequestError(400, "chunk line too long") }
+            switch fill(until: deadline, watchStop: false) {
+            case .data: continue
+            case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
+            case .closed, .stopping: throw HTTPRequestError(0, "closed")
+            }
+        }
+    }
+
+    mutating func readChunked(deadline: ContinuousClock.Instant) throws(HTTPRequestError) -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            let line = try readLine(deadline: deadline, limit: 1024)
+            let sizeText = line.prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 0x20 && $0 != 0x09 }
+            guard !sizeText.isEmpty, sizeText.count <= 8,
+                let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16), size >= 0
+            else { throw HTTPRequestError(400, "malformed chunk size") }
+            if size == 0 { break }
+            guard body.count + size <= config.maximumBodySize else {
+                throw HTTPRequestError(413, "the body is larger than \(config.maximumBodySize) bytes")
+            }
+            while buffer.count < size + 1 {
+                switch fill(until: deadline, watchStop: false) {
+                case .data: continue
+                case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
+                case .closed, .stopping: throw HTTPRequestError(0, "closed")
+                }
+            }
+            body.append(contentsOf: buffer[0..<size])
+            buffer.removeSubrange(0..<size)
+            let terminator = try readLine(deadline: deadline, limit: 0)
+            guard terminator.isEmpty else { throw HTTPRequestError(400, "chunk data not followed by CRLF") }
+        }
+        // Trailer fields, ignored, up to the empty line.
+        var trailerBytes = 0
+        while true {
+            let line = try readLine(deadline: deadline, limit: config.maximumHeaderSize)
+            if line.isEmpty { return body }
+            trailerBytes += line.count
+            guard trailerBytes <= config.maximumHeaderSize else { throw HTTPRequestError(431, "trailer fields too large") }
+        }
+    }
+
+    func encode(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool, minor: Int) -> [UInt8] {
+        var text = "HTTP/1.1 \(response.status) \(HTTPResponse.reasonPhrase(response.status))\r\n"
+        let reserved: Set<String> = ["content-length", "connection", "date", "transfer-encoding"]
+        for header in response.headers where !reserved.contains(header.name.lowercased()) {
+            text += "\(header.name): \(header.value)\r\n"
+        }
+        text += "Content-Length: \(response.body.count)\r\n"
+        text += "Date: \(HTTPDate.format(secondsSince1970: Int64(Date().timeIntervalSince1970)))\r\n"
+        if !keepAlive {
+            text += "Connection: close\r\n"
+        } else if minor == 0 {
+            text += "Connection: keep-alive\r\n"
+        }
+        text += "\r\n"
+        var bytes = Array(text.utf8)
+        if !headOnly { bytes += response.body }
+        return bytes
+    }
+
+    /// After an error response: stop sending, read and discard what the client still sends for a
+    /// short while (so it sees the response instead of a reset), then close.
+    func lingeringClose() {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(500))
+        var discarded = 0
+        var scratch = [UInt8](repeating: 0, count: 16 << 10)
+        while discarded < 1 << 20 {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { return }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 1, Int32(clamping: max(1, remaining.milliseconds)))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return }
+            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                discarded += count
+            } else if count < 0, errno == EAGAIN || errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
+    }
+}

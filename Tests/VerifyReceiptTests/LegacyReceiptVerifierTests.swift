@@ -1,0 +1,258 @@
+import Foundation
+import ReceiptCrypto
+import ReceiptSigning
+import ReceiptVerification
+import Receipts
+import Testing
+
+@Suite struct LegacyReceiptVerifierTests {
+    func appleVerifier() throws -> LegacyReceiptVerifier {
+        LegacyReceiptVerifier(intermediate: try Vectors.iTunesStoreCA, anchors: [try Vectors.appleRoot])
+    }
+
+    /// A receipt with the same signature blob but different purchase-info bytes.
+    func replacingPurchaseInfo(_ receipt: TransactionReceipt, with data: [UInt8]) throws -> TransactionReceipt {
+        try TransactionReceipt(signatureBlob: receipt.signatureBlob, purchaseInfoData: data, environment: receipt.environment)
+    }
+
+    @Test(arguments: Vectors.legacyFiles)
+    func realReceiptVerifiesAtItsPurchaseDate(_ file: String) throws {
+        let entry = try #require(Vectors.legacyReceipts.first { $0.file == file })
+        let verifier = try appleVerifier()
+        let expectations = TransactionReceiptExpectations(
+            bundleIdentifier: entry.bid, bundleVersion: entry.bvrs, productIdentifiers: [entry.product],
+            allowedEnvironments: [.sandbox])
+        let verdict = verifier.verify(try Vectors.bytes(file), expecting: expectations)
+        #expect(verdict.isValid, "\(verdict.failures)")
+        #expect(verdict.failures.isEmpty)
+        #expect(verdict.unchecked.isEmpty)
+        #expect(verdict.assurance == .confirmed)
+        #expect(verdict.signatureVersion == 2)
+        #expect(verdict.digest == .sha1)
+        let receipt = try #require(verdict.receipt)
+        #expect(verdict.validationTime == receipt.purchaseInfo.purchaseDate)
+        let chain = try #require(verdict.chain)
+        #expect(chain.count == 3)
+        #expect(chain[0].subject.commonName == "PurchaseReceiptCertificate")
+        #expect(chain[1] == (try Vectors.iTunesStoreCA))
+        #expect(chain[2] == (try Vectors.appleRoot))
+        #expect(verdict.checks.map(\.name) == [
+            .parse, .trustAnchors, .signatureBlob, .signatureVersion, .leafCertificate, .signature, .validationTime, .chain,
+            .chainLength, .pinnedIntermediate, .pinnedAnchor, .purchaseReceiptMarker, .bundleIdentifier, .bundleVersion,
+            .productIdentifier, .environment,
+        ])
+        // Without expectations it is still valid; the expectations are listed as unchecked.
+        let plain = verifier.verify(receipt)
+        #expect(plain.isValid)
+        #expect(Set(plain.unchecked) == [.bundleIdentifier, .bundleVersion, .productIdentifier, .environment])
+    }
+
+    /// One changed byte of purchase-info breaks the signature, wherever it is.
+    @Test(arguments: Vectors.legacyFiles)
+    func oneChangedPurchaseInfoByteFails(_ file: String) throws {
+        let verifier = try appleVerifier()
+        let receipt = try TransactionReceipt(Vectors.bytes(file))
+        // A change that keeps the purchase-info well-formed: the quantity "1" becomes "2".
+        let quantity = Array("\"quantity\" = \"1\"".utf8)
+        let data = receipt.purchaseInfoData
+        let start = try #require((0...(data.count - quantity.count)).first { Array(data[$0..<($0 + quantity.count)]) == quantity })
+        var changed = data
+        changed[start + quantity.count - 2] = UInt8(ascii: "2")
+        let tampered = try replacingPurchaseInfo(receipt, with: changed)
+        #expect(tampered.purchaseInfo.quantity == 2)
+        let verdict = verifier.verify(tampered)
+        #expect(!verdict.isValid)
+        #expect(verdict.firstFailure?.name == .signature)
+        // Every single-byte change anywhere is rejected (by the parser or by the signature).
+        var signatureFailures = 0
+        for index in data.indices {
+            var mutated = data
+            mutated[index] ^= 0x01
+            guard let candidate = try? replacingPurchaseInfo(receipt, with: mutated) else { continue }
+            let result = verifier.verify(candidate)
+            #expect(!result.isValid, "byte \(index) changed and the receipt still verified")
+            if result.firstFailure?.name == .signature { signatureFailures += 1 }
+        }
+        #expect(signatureFailures > data.count / 2)
+        // The untouched receipt rebuilt the same way still verifies (the rebuild itself is sound).
+        #expect(verifier.verify(try replacingPurchaseInfo(receipt, with: data)).isValid)
+    }
+
+    @Test(arguments: Vectors.legacyFiles)
+    func truncatedSignatureBlobFails(_ file: String) throws {
+        let verifier = try appleVerifier()
+        let receipt = try TransactionReceipt(Vectors.bytes(file))
+        let blob = try #require(receipt.signatureBlob)
+        for length in [0, 1, 100, 129, 132, 133, 500, blob.count - 1] {
+            let truncated = try TransactionReceipt(
+                signatureBlob: Array(blob.prefix(length)), purchaseInfoData: receipt.purchaseInfoData)
+            let verdict = verifier.verify(truncated)
+            #expect(!verdict.isValid)
+            #expect(verdict.firstFailure?.name == .signatureBlob, "length \(length)")
+        }
+        // A truncated base64 text of the blob in the receipt text itself also fails.
+        let text = receipt.textString
+        let signatureValue = try #require(receipt.entries.first { $0.key == "signature" }?.value.stringValue)
+        let shortened = text.replacingOccurrences(of: signatureValue, with: String(signatureValue.dropLast(8)))
+        #expect(!verifier.verify(Array(shortened.utf8)).isValid)
+    }
+
+    @Test(arguments: Vectors.legacyFiles)
+    func wrongAnchorsFail(_ file: String) throws {
+        let bytes = try Vectors.bytes(file)
+        let wrongRoot = LegacyReceiptVerifier(intermediate: try Vectors.iTunesStoreCA, anchors: [try Vectors.wrongAnchor])
+        let verdict = wrongRoot.verify(bytes)
+        #expect(!verdict.isValid)
+        #expect(verdict.firstFailure?.name == .chain)
+        #expect(verdict.check(.signature)?.passed == true)
+        // The wrong certificate pinned as the intermediate (an Apple WWDR CA).
+        let wrongIntermediate = LegacyReceiptVerifier(
+            intermediate: try Vectors.certificate("AppleWWDRCA-2008-serial19.der"), anchors: [try Vectors.appleRoot])
+        #expect(wrongIntermediate.verify(bytes).firstFailure?.name == .chain)
+        // The root pinned as the intermediate and the intermediate as the only anchor.
+        let swapped = LegacyReceiptVerifier(intermediate: try Vectors.appleRoot, anchors: [try Vectors.iTunesStoreCA])
+        #expect(!swapped.verify(bytes).isValid)
+        // No anchors at all.
+        let empty = LegacyReceiptVerifier(intermediate: try Vectors.iTunesStoreCA, anchors: [])
+        #expect(empty.verify(bytes).firstFailure?.name == .trustAnchors)
+    }
+
+    @Test func validationTimeIsExplicit() throws {
+        let verifier = try appleVerifier()
+        let bytes = try Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64")
+        // Today the leaf (2009-2014) and the iTunes Store CA (to 2016) have expired.
+        let today = verifier.verify(bytes, at: .fixed(Date(timeIntervalSince1970: 1_780_000_000)))
+        #expect(today.firstFailure?.name == .chain)
+        #expect(verifier.verify(bytes, at: .now).firstFailure?.name == .chain)
+        // Before the leaf existed.
+        #expect(verifier.verify(bytes, at: .fixed(Date(timeIntervalSince1970: 1_200_000_000))).firstFailure?.name == .chain)
+        // Any instant inside every certificate's validity works.
+        let inside = verifier.verify(bytes, at: .fixed(Date(timeIntervalSince1970: 1_300_000_000)))
+        #expect(inside.isValid)
+        #expect(inside.validationTime == Date(timeIntervalSince1970: 1_300_000_000))
+        // A receipt without a purchase date cannot be validated "at its creation date".
+        let pki = try TestPKI.transactionReceiptPKI()
+        let undated = try pki.transactionReceiptSigner().sign(PurchaseInfo(entries: [.init(key: "transaction-id", value: .string("1"))]))
+        let test = LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
+        #expect(test.verify(undated).firstFailure?.name == .validationTime)
+        #expect(test.verify(undated, at: .fixed(Date(timeIntervalSince1970: 1_700_000_000))).isValid)
+    }
+
+    @Test func expectationsAreChecked() throws {
+        let verifier = try appleVerifier()
+        let bytes = try Vectors.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64")
+        func failed(_ expectations: TransactionReceiptExpectations) -> [ReceiptCheck.Name] {
+            verifier.verify(bytes, expecting: expectations).failures.map(\.name)
+        }
+        #expect(failed(TransactionReceiptExpectations(bundleIdentifier: "com.vanillabreeze.other")) == [.bundleIdentifier])
+        #expect(failed(TransactionReceiptExpectations(bundleVersion: "1.1")) == [.bundleVersion])
+        #expect(failed(TransactionReceiptExpectations(productIdentifiers: ["BattleGold100"])) == [.productIdentifier])
+        #expect(failed(TransactionReceiptExpectations(allowedEnvironments: [.production])) == [.environment])
+        #expect(failed(TransactionReceiptExpectations(
+            bundleIdentifier: "x", bundleVersion: "y", productIdentifiers: [], allowedEnvironments: [])).count == 4)
+        #expect(failed(TransactionReceiptExpectations(productIdentifiers: ["BattleGold50", "BattleGold100"])).isEmpty)
+    }
+
+    /// `environment` sits outside the signature: rewriting it keeps the signature valid. The
+    /// environment check exists, but it cannot detect forgery; the verdict says so.
+    @Test func environmentIsNotSigned() throws {
+        let verifier = try appleVerifier()
+        let receipt = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        let relabelled = try TransactionReceipt(
+            signatureBlob: receipt.signatureBlob, purchaseInfoData: receipt.purchaseInfoData, environment: "Production")
+        let verdict = verifier.verify(relabelled, expecting: TransactionReceiptExpectations(allowedEnvironments: [.production]))
+        #expect(verdict.isValid)
+        #expect(verdict.check(.environment)?.reason.contains("not covered by the signature") == true)
+    }
+
+    @Test func unsignedMockFails() throws {
+        let verifier = try appleVerifier()
+        let verdict = verifier.verify(try Vectors.bytes(Vectors.mockLegacyReceipt))
+        #expect(!verdict.isValid)
+        #expect(verdict.receipt?.purchaseInfo.transactionIdentifier == "33993399")
+        #expect(verdict.firstFailure?.name == .signatureBlob)
+        #expect(verdict.firstFailure?.reason.contains("no \"signature\"") == true)
+    }
+
+    @Test func garbageIsAParseFailure() throws {
+        let verifier = try appleVerifier()
+        for input in [[], Array("not a receipt".utf8), try Vectors.bytes("base64encodedreceiptsample1.der")] {
+            let verdict = verifier.verify(input)
+            #expect(!verdict.isValid)
+            #expect(verdict.checks.map(\.name) == [.parse])
+        }
+    }
+
+    /// Receipts signed by a test PKI shaped like Apple's: version 2 verifies; a leaf without the
+    /// marker, a certificate that does not match the signature, and a wrong-size key fail.
+    @Test func testPKIVersion2() throws {
+        let pki = try TestPKI.transactionReceiptPKI()
+        let verifier = LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
+        let info = try PurchaseInfo(entries: [
+            .init(key: "transaction-id", value: .string("42")), .init(key: "purchase-date-ms", value: .string("1700000000000")),
+            .init(key: "bid", value: .string("com.example.app")),
+        ])
+        let signed = try pki.transactionReceiptSigner().sign(info, environment: nil)
+        let verdict = verifier.verify(signed)
+        #expect(verdict.isValid, "\(verdict.failures)")
+        #expect(verdict.assurance == .confirmed)
+        #expect(signed.environmentKind == .production)
+
+        let unmarked = try TestPKI.transactionReceiptPKI(leafMarker: false)
+        let unmarkedVerdict = LegacyReceiptVerifier(intermediate: unmarked.intermediate, anchors: [unmarked.root])
+            .verify(try unmarked.transactionReceiptSigner().sign(info))
+        #expect(unmarkedVerdict.firstFailure?.name == .purchaseReceiptMarker)
+
+        // The blob's certificate belongs to another key: the signature fails.
+        let other = try TestPKI.transactionReceiptPKI()
+        var mismatched = try pki.transactionReceiptSigner()
+        mismatched.certificate = other.leaf
+        #expect(verifier.verify(try mismatched.sign(info)).firstFailure?.name == .signature)
+
+        // A 2048-bit leaf cannot produce a version 2 blob, and a blob claiming so is rejected.
+        let big = try TestPKI.transactionReceiptPKI(keyBits: 2048)
+        var wrongSize = try big.transactionReceiptSigner()
+        wrongSize.version = 2
+        #expect(throws: ReceiptSigningError.self) { _ = try wrongSize.sign(info) }
+        let forged = TransactionReceiptSignature.encode(
+            version: 2, signature: [UInt8](repeating: 1, count: 128), certificate: big.leaf.derEncoded)
+        let forgedReceipt = try TransactionReceipt(signatureBlob: forged, purchaseInfoData: info.data)
+        #expect(LegacyReceiptVerifier(intermediate: big.intermediate, anchors: [big.root]).verify(forgedReceipt).firstFailure?.name
+            == .leafCertificate)
+        // A blob whose certificate bytes are garbage.
+        let garbage = TransactionReceiptSignature.encode(version: 2, signature: [UInt8](repeating: 1, count: 128), certificate: [0x30, 0x03, 1, 2, 3])
+        #expect(verifier.verify(try TransactionReceipt(signatureBlob: garbage, purchaseInfoData: info.data)).firstFailure?.name
+            == .leafCertificate)
+    }
+
+    /// Version 3 (256-byte signature): no real sample exists. The layout is accepted only on request
+    /// and the verdict says `unconfirmed`; the digest is found by trial (SHA-256, then SHA-1).
+    @Test func version3IsUnconfirmed() throws {
+        let pki = try TestPKI.transactionReceiptPKI(keyBits: 2048)
+        let info = try PurchaseInfo(entries: [
+            .init(key: "transaction-id", value: .string("43")), .init(key: "purchase-date-ms", value: .string("1463500000000")),
+        ])
+        let sha256 = try pki.transactionReceiptSigner().sign(info)
+        let sha1 = try pki.transactionReceiptSigner(digest: .sha1).sign(info)
+        #expect(try sha256.signature().version == 3)
+        #expect(try sha256.signature().signature.count == 256)
+
+        let strict = LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
+        let refused = strict.verify(sha256)
+        #expect(!refused.isValid)
+        #expect(refused.firstFailure?.name == .signatureVersion)
+        #expect(refused.assurance == .unconfirmed)
+
+        let lenient = LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root], acceptsUnconfirmedVersion3: true)
+        for (receipt, digest) in [(sha256, DigestAlgorithm.sha256), (sha1, .sha1)] {
+            let verdict = lenient.verify(receipt)
+            #expect(verdict.isValid, "\(verdict.failures)")
+            #expect(verdict.assurance == .unconfirmed)
+            #expect(verdict.digest == digest)
+            #expect(verdict.check(.signature)?.reason.contains("unconfirmed") == true)
+        }
+        // SHA-384 is not among the digests tried.
+        let sha384 = try pki.transactionReceiptSigner(digest: .sha384).sign(info)
+        #expect(lenient.verify(sha384).firstFailure?.name == .signature)
+    }
+}
