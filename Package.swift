@@ -103,7 +103,8 @@ let package = Package(
         .testTarget(
             name: "RMStoreVerifiersTests",
             dependencies: [
-                "RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts", "store-demo",
+                "RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts", "VerifyReceipt",
+                "ReceiptCrypto", "store-demo",
             ],
             swiftSettings: swiftSettings
         ),
