@@ -246,19 +246,6 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
         await servers.shutdown()
     }
 
-    /// A transaction without a transaction receipt fails without any request (RMStore §6 step 1).
-    @Test func missingTransactionReceipt_failsWithoutARequest() async throws {
-        let servers = try OnlineFixture()
-        var transaction = try LegacyPurchase.make().transaction
-        transaction.transactionReceipt = nil
-
-        let result = await servers.verifier().verify(transaction)
-
-        #expect(failure(of: result)?.code == .transactionReceiptMissing)
-        #expect(servers.production.requests == 0)
-        await servers.shutdown()
-    }
-
     // MARK: Offline
 
     @Test func offline_validReceipt_isVerified_andARestoredTransactionMatchesByItsOriginal() async throws {
