@@ -94,7 +94,7 @@ final class FileContentDownloader: ContentDownloader {
 }
 
 @MainActor
-@Suite struct EndToEndTests {
+@Suite(.timeLimit(.minutes(5))) struct EndToEndTests {
     /// Must show: simulated purchase → signed receipt → real verifier → persisted (secure
     /// persistor, real file) → success callback and notifications in the documented order:
     /// verify → self-hosted download → hosted downloads → finish → persist → callback →

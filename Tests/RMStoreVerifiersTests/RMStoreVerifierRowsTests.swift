@@ -12,7 +12,7 @@ import Testing
 import VerifyReceipt
 
 @MainActor
-@Suite("RMStoreAppReceiptVerifierTests.m")
+@Suite("RMStoreAppReceiptVerifierTests.m", .timeLimit(.minutes(5)))
 struct RMStoreAppReceiptVerifierRows {
     /// testVerifyTransaction_NoReceipt: no app receipt → failure. Here the verifier first
     /// refreshes (the simulated App Store has no receipt to give either), then fails.
@@ -48,7 +48,7 @@ struct RMStoreAppReceiptVerifierRows {
 }
 
 @MainActor
-@Suite("RMStoreTransactionReceiptVerifierTests.m")
+@Suite("RMStoreTransactionReceiptVerifierTests.m", .timeLimit(.minutes(5)))
 struct RMStoreTransactionReceiptVerifierRows {
     /// testVerifyTransaction_NoReceipt: no transaction receipt → failure, and no request.
     @Test func verifyTransaction_NoReceipt_failsWithoutARequest() async throws {

@@ -10,7 +10,7 @@ import StoreTesting
 import Testing
 
 @MainActor
-@Suite struct RefreshAndRetryTests {
+@Suite(.timeLimit(.minutes(5))) struct RefreshAndRetryTests {
     /// The receipt the app holds lags behind the purchase: the verifier refreshes once, and the
     /// refreshed receipt holds the transaction, so it succeeds.
     @Test func receiptWithoutTheTransaction_refreshesOnce_andTheRefreshedReceiptVerifies() async throws {

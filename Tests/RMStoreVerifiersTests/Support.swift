@@ -258,8 +258,12 @@ final class VerifierFixture {
     /// Runs the simulated store's events and lets the verifier's off-main work finish, until
     /// `condition` holds. The condition is checked **before** each batch of events, so a test can
     /// act between a request reaching the App Store and the App Store answering it.
+    ///
+    /// The timeout only catches hangs: alone, every wait here takes milliseconds, but in the full
+    /// `swift test` run other suites can keep the cooperative thread pool (two threads on two
+    /// cores) busy for a minute, and the verifier's off-main work waits for a thread.
     func pump(
-        _ what: String = "condition", timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
+        _ what: String = "condition", timeout: Duration = .seconds(180), sourceLocation: SourceLocation = #_sourceLocation,
         until condition: () -> Bool
     ) async throws {
         let clock = ContinuousClock()

@@ -121,7 +121,7 @@ struct OnlineFixture {
     @MainActor
     func verifier(bundleVersion: String? = nil) -> TransactionReceiptStoreVerifier {
         let client = VerifyReceiptClient(configuration: VerifyReceiptClient.Configuration(
-            productionURL: production.url, sandboxURL: sandbox.url, timeout: 5))
+            productionURL: production.url, sandboxURL: sandbox.url, timeout: 30))
         return TransactionReceiptStoreVerifier(configuration: TransactionReceiptStoreVerifier.Configuration(
             method: .online(client), bundleIdentifier: IDs.bundle, bundleVersion: bundleVersion))
     }
@@ -148,7 +148,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
 }
 
 @MainActor
-@Suite struct TransactionReceiptStoreVerifierTests {
+@Suite(.timeLimit(.minutes(5))) struct TransactionReceiptStoreVerifierTests {
     // MARK: Online, against the project's own endpoint on 127.0.0.1
 
     /// Status 0 from production: verified, one request.
@@ -184,7 +184,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
         let closed = try LocalServer(FixedHandler(.json(Array("{}".utf8))))
         let url = closed.url
         await closed.shutdown()
-        let client = VerifyReceiptClient(configuration: VerifyReceiptClient.Configuration(productionURL: url, sandboxURL: url, timeout: 5))
+        let client = VerifyReceiptClient(configuration: VerifyReceiptClient.Configuration(productionURL: url, sandboxURL: url, timeout: 30))
         let verifier = TransactionReceiptStoreVerifier(configuration: TransactionReceiptStoreVerifier.Configuration(
             method: .online(client), bundleIdentifier: IDs.bundle))
 

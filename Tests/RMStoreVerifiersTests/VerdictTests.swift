@@ -64,7 +64,7 @@ extension URL {
 }
 
 @MainActor
-@Suite struct VerdictTests {
+@Suite(.timeLimit(.minutes(5))) struct VerdictTests {
     /// Must show: a receipt that does not match the configuration (bundle id, version, device,
     /// anchor, environment) fails, and the error names the verdict's failing check. The verifier
     /// refreshes once (a fresh receipt could have fixed it), then the failure is final and the
