@@ -1,6 +1,6 @@
+import Receipts
 import Foundation
 import ReceiptCrypto
-import Synchronization
 
 /// A bounded, thread-safe cache of parsed signer certificates and validated chains.
 ///
@@ -28,7 +28,7 @@ import Synchronization
 /// OpenSSL parsing and path validation.
 ///
 /// Size: at most ``capacity`` entries (default 256); inserting into a full cache evicts the least
-/// recently used entry. Each entry keeps at most 4 chains. All access goes through one `Mutex`,
+/// recently used entry. Each entry keeps at most 4 chains. All access goes through one lock (`Locked`),
 /// held only for lookups and insertions, never during OpenSSL work, so the cache may be shared by
 /// any number of threads and verifiers.
 public final class ChainCache: Sendable {
@@ -172,7 +172,7 @@ public final class ChainCache: Sendable {
         var evictions = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     static let maximumChainsPerEntry = 4
 
     /// The parsed signer and the chains validated for it, if cached.

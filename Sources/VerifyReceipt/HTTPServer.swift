@@ -1,6 +1,6 @@
+import Receipts
 import Dispatch
 public import Foundation
-import Synchronization
 
 import Glibc
 
@@ -132,7 +132,7 @@ public final class HTTPServer: Sendable {
         var statistics = HTTPServerStatistics()
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     let connectionGroup = DispatchGroup()
     let lifetime = DispatchGroup()
 

@@ -1,6 +1,6 @@
+import Receipts
 import Dispatch
 public import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
 #endif
@@ -295,7 +295,7 @@ public struct VerifyReceiptClient: Sendable {
             var outcome: Outcome?
         }
 
-        let state = Mutex(State())
+        let state = Locked(State())
 
         func begin(_ continuation: CheckedContinuation<Outcome, Never>) {
             let decided = state.withLock { state -> Outcome? in

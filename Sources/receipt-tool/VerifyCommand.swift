@@ -346,7 +346,7 @@ struct Batch: Sendable {
         }
 
         let next = Atomic<Int>(0)
-        let state = Mutex(State())
+        let state = Locked(State())
     }
 
     func run(_ work: @escaping @Sendable (VerifyCommand.Item) -> VerifyCommand.Outcome) -> Summary {
