@@ -10,7 +10,6 @@ import ReceiptSigning
 import ReceiptVerification
 import Receipts
 import StoreTesting
-import Synchronization
 import Testing
 import VerifyReceipt
 
@@ -55,10 +54,11 @@ struct LegacyPurchase {
     }
 }
 
-/// Answers every request with a fixed response and counts the requests.
+/// Answers every request with a fixed response and counts the requests (behind the package's
+/// pthread lock, which ThreadSanitizer understands).
 final class FixedHandler: HTTPHandler {
     let response: HTTPResponse
-    private let count = Mutex(0)
+    private let count = Locked(0)
 
     init(_ response: HTTPResponse) { self.response = response }
 
