@@ -187,16 +187,23 @@ enum Demo {
     }
 }
 
-let printer = NotificationPrinter()
-let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-demo-\(UUID().uuidString)")
-var status: Int32 = 0
-do {
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    try await Demo.run(printer: printer, directory: directory)
-    printer.say("Done")
-} catch {
-    printer.say("FAILED: \(error)")
-    status = 1
+/// Runs the demo in a fresh temporary directory, removes it, and returns the exit status. Everything
+/// it creates is released before the process exits.
+@MainActor
+func runDemo() async -> Int32 {
+    let printer = NotificationPrinter()
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-demo-\(UUID().uuidString)")
+    var status: Int32 = 0
+    do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try await Demo.run(printer: printer, directory: directory)
+        printer.say("Done")
+    } catch {
+        printer.say("FAILED: \(error)")
+        status = 1
+    }
+    try? FileManager.default.removeItem(at: directory)
+    return status
 }
-try? FileManager.default.removeItem(at: directory)
-exit(status)
+
+exit(await runDemo())

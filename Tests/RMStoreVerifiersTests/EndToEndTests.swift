@@ -12,11 +12,12 @@ import StoreTesting
 import Testing
 
 /// Forwards to the real verifier and notes when verification starts and how it ended, so the
-/// pipeline order can be read from one timeline. It decides nothing itself.
+/// pipeline order can be read from one timeline. It decides nothing itself. The log is held
+/// weakly: the log keeps the store's notifications, which keep the store, which keeps this.
 @MainActor
 final class TimelineVerifier: ReceiptVerifier {
     let real: AppReceiptStoreVerifier
-    let log: NotificationLog
+    weak var log: NotificationLog?
 
     init(_ real: AppReceiptStoreVerifier, log: NotificationLog) {
         self.real = real
@@ -24,12 +25,12 @@ final class TimelineVerifier: ReceiptVerifier {
     }
 
     func verify(_ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void) {
-        log.note("verify:begin")
-        real.verify(transaction) { [log] result in
+        log?.note("verify:begin")
+        real.verify(transaction) { [weak log] result in
             switch result {
-            case .verified: log.note("verify:verified")
-            case .failed: log.note("verify:failed")
-            case .unableToComplete: log.note("verify:unableToComplete")
+            case .verified: log?.note("verify:verified")
+            case .failed: log?.note("verify:failed")
+            case .unableToComplete: log?.note("verify:unableToComplete")
             }
             completion(result)
         }
@@ -106,9 +107,11 @@ final class FileContentDownloader: ContentDownloader {
         store.receiptVerifier = TimelineVerifier(verifier, log: f.log)
         let sim = f.sim
         let log = f.log
-        store.transactionPersistor = TimelinePersistor(f.persistor) { transaction in
+        // Closures the store keeps hold the log weakly (the log keeps notifications that keep the store).
+        store.transactionPersistor = TimelinePersistor(f.persistor) { [weak log, weak sim] transaction in
             MainActor.assumeIsolated {
-                log.note("persist(finishedOnQueue: \(sim.finishedTransactionIdentifiers.contains(transaction.identifier)))")
+                let finished = sim?.finishedTransactionIdentifiers.contains(transaction.identifier) ?? false
+                log?.note("persist(finishedOnQueue: \(finished))")
             }
         }
         let server = f.directory.appendingPathComponent("server")
@@ -116,9 +119,9 @@ final class FileContentDownloader: ContentDownloader {
         let content = Data((0..<1000).map { UInt8($0 % 251) })
         try content.write(to: server.appendingPathComponent(IDs.pack + ".bin"))
         let downloader = FileContentDownloader(serverDirectory: server, contentDirectory: f.directory.appendingPathComponent("Content"))
-        downloader.onBegin = { [weak verifier] transaction in
+        downloader.onBegin = { [weak verifier, weak log] transaction in
             let verified = verifier?.lastVerifiedReceipt?.inAppPurchase(transactionIdentifier: transaction.identifier) != nil
-            log.note("selfHosted:begin(receiptVerified: \(verified))")
+            log?.note("selfHosted:begin(receiptVerified: \(verified))")
         }
         store.contentDownloader = downloader
         try await f.requestAllProducts()
