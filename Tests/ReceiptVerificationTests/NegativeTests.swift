@@ -334,10 +334,16 @@ import Testing
     }
 
     @Test func twoDifferentCertificatesMatchingTheSignerAreRefused() throws {
-        // Test PKIs reuse issuer names and serial numbers, so another PKI's leaf has the same
-        // issuer-and-serial identifier as this one: the signer is ambiguous.
+        // A second certificate with the leaf's issuer and serial number but another key (test
+        // PKIs draw random serials, so it is made on purpose): the signer is ambiguous.
+        let options = TestPKI.Options()
+        let twin = try CertificateBuilder(
+            subject: options.leafSubject, serialNumber: pki.leaf.serialNumber, notBefore: options.notBefore,
+            notAfter: options.notAfter, publicKey: try PKIs.other.get().leafKey.publicKey
+        ).issued(by: pki.intermediate, signingKey: pki.intermediateKey)
+        #expect(twin.issuer == pki.leaf.issuer && twin.serialNumber == pki.leaf.serialNumber && twin != pki.leaf)
         var signer = pki.signer()
-        signer.chain = [pki.intermediate, pki.root, try PKIs.other.get().leaf]
+        signer.chain = [pki.intermediate, pki.root, twin]
         let verdict = verifier.verify(try signer.sign(sampleReceipt()))
         #expect(verdict.firstFailure?.name == .signerCertificate, "\(verdict)")
         #expect(verdict.check(.signature) == nil)
