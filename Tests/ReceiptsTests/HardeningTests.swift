@@ -122,7 +122,7 @@ import Testing
         do {
             _ = try AppReceipt(payload: indefinite[...])
             Issue.record("indefinite length accepted in the payload")
-        } catch let error as ReceiptError {
+        } catch {
             #expect(error.underlying?.code == .indefiniteLength)
         }
         var nested: [UInt8] = [0x04, 0x00]
