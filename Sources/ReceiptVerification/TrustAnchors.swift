@@ -1,3 +1,4 @@
+import Receipts
 public import Foundation
 public import ReceiptCrypto
 
@@ -123,17 +124,17 @@ public struct TrustAnchors: Sendable, Hashable {
 
     /// The whole content of the file at `path`.
     static func readFile(_ path: String) throws(TrustAnchorError) -> [UInt8] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        do {
+            return try FileBytes.read(path, maximumSize: 1 << 20)
+        } catch .missing {
             throw TrustAnchorError(code: .missing, source: path, reason: "no such file")
-        }
-        guard !isDirectory.boolValue else {
+        } catch .isDirectory {
             throw TrustAnchorError(code: .unreadable, source: path, reason: "is a directory, not a certificate file")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        } catch .tooLarge {
+            throw TrustAnchorError(code: .unreadable, source: path, reason: "larger than 1 MiB, not a certificate file")
+        } catch {
             throw TrustAnchorError(code: .unreadable, source: path, reason: "cannot be read")
         }
-        return [UInt8](data)
     }
 
     static func identity(of certificates: [Certificate]) -> [UInt8] {

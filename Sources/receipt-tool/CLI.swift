@@ -1,4 +1,5 @@
 import Foundation
+import Receipts
 
 /// A subcommand of `receipt-tool`.
 struct Subcommand: Sendable {
@@ -88,15 +89,17 @@ func readInput(_ path: String) throws(ToolFailure) -> [UInt8] {
     if path == "-" {
         return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
     }
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    do {
+        return try FileBytes.read(path)
+    } catch .missing {
         throw ToolFailure("\(path): no such file")
-    }
-    guard !isDirectory.boolValue else { throw ToolFailure("\(path) is a directory") }
-    guard let data = FileManager.default.contents(atPath: path) else {
+    } catch .isDirectory {
+        throw ToolFailure("\(path) is a directory")
+    } catch .tooLarge {
+        throw ToolFailure("\(path): larger than 1 GiB")
+    } catch {
         throw ToolFailure("\(path): cannot be read")
     }
-    return [UInt8](data)
 }
 
 /// Lowercase hex of bytes, shortened to `limit` bytes with an ellipsis.
