@@ -296,8 +296,17 @@ enum VerifyCommand {
             if let type = receipt.receiptType { writer.string("receipt_type", type) }
             if let created = receipt.creationDate { writer.string("receipt_creation_date", ReceiptDate.rfc3339(created)) }
         }
+        writeChecks(verdict.checks, unchecked: verdict.unchecked, chain: verdict.chain, to: &writer)
+        writer.endObject()
+        return writer.text
+    }
+
+    /// The `checks`, `unchecked` and `chain` members shared by both kinds of receipt.
+    static func writeChecks(
+        _ checks: [ReceiptCheck], unchecked: [ReceiptCheck.Name], chain: [Certificate]?, to writer: inout JSONWriter
+    ) {
         writer.beginArray("checks")
-        for check in verdict.checks {
+        for check in checks {
             writer.beginObject()
             writer.string("name", check.name.rawValue)
             writer.bool("passed", check.passed)
@@ -306,15 +315,13 @@ enum VerifyCommand {
         }
         writer.endArray()
         writer.beginArray("unchecked")
-        for name in verdict.unchecked { writer.string(name.rawValue) }
+        for name in unchecked { writer.string(name.rawValue) }
         writer.endArray()
-        if let chain = verdict.chain {
+        if let chain {
             writer.beginArray("chain")
             for certificate in chain { writer.string("\(certificate.subject)") }
             writer.endArray()
         }
-        writer.endObject()
-        return writer.text
     }
 }
 

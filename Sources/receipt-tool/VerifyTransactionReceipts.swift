@@ -76,23 +76,7 @@ extension VerifyCommand {
                 if let bvrs = info.bundleVersion { writer.string("bvrs", bvrs) }
                 if let date = info.purchaseDate { writer.string("purchase_date", ReceiptDate.rfc3339(date)) }
             }
-            writer.beginArray("checks")
-            for check in verdict.checks {
-                writer.beginObject()
-                writer.string("name", check.name.rawValue)
-                writer.bool("passed", check.passed)
-                writer.string("reason", check.reason)
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.beginArray("unchecked")
-            for name in verdict.unchecked { writer.string(name.rawValue) }
-            writer.endArray()
-            if let chain = verdict.chain {
-                writer.beginArray("chain")
-                for certificate in chain { writer.string("\(certificate.subject)") }
-                writer.endArray()
-            }
+            VerifyCommand.writeChecks(verdict.checks, unchecked: verdict.unchecked, chain: verdict.chain, to: &writer)
             writer.endObject()
             return writer.text
         }
