@@ -9,7 +9,7 @@ status=0
 for target in $(scripts/fuzz.sh --list); do
     log="fuzz-out/$target.log"
     if scripts/fuzz.sh "$target" "$seconds" >"$log" 2>&1; then result=ok; else result=FAILED; status=1; fi
-    done_line=$(grep -E "^#[0-9]+ +DONE" "$log" | tail -1)
+    done_line=$(grep -E "^#[0-9]+[[:space:]]+DONE" "$log" | tail -1)
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     cov=$(echo "$done_line" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
