@@ -20,10 +20,13 @@ enum MemoryProbe {
 
     /// The child side: prints `idle input peak purchases` in kilobytes.
     static func run(path: String) -> Int32 {
-        let idle = maxRSSKilobytes()
-        // Read straight into the array (no intermediate Data) so the input is counted once.
+        // Open the file and size it before reading the idle figure, so the idle process already
+        // holds the code and buffers of FileHandle and /proc reading, and the next step is the input.
         guard let handle = FileHandle(forReadingAtPath: path), let size = try? handle.seekToEnd() else { return 1 }
         try? handle.seek(toOffset: 0)
+        _ = maxRSSKilobytes()
+        let idle = maxRSSKilobytes()
+        // Read straight into the array (no intermediate Data) so the input is counted once.
         let bytes = [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
             count = read(handle.fileDescriptor, buffer.baseAddress, Int(size))
             if count < 0 { count = 0 }
