@@ -64,7 +64,7 @@ let package = Package(
         // verifyReceipt JSON, status codes, the HTTP client and the local drop-in endpoint.
         .target(
             name: "VerifyReceipt",
-            dependencies: ["Receipts", "ReceiptVerification", "ReceiptCrypto"],
+            dependencies: ["ASN1", "Receipts", "ReceiptVerification", "ReceiptCrypto"],
             swiftSettings: swiftSettings
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.

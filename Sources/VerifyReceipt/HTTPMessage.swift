@@ -1,3 +1,4 @@
+@_spi(RawParsing) import ASN1
 /// One header field of an HTTP message.
 public struct HTTPHeader: Sendable, Hashable {
     /// The field name as received (compare case-insensitively).
@@ -284,20 +285,11 @@ enum HTTPDate {
     static func format(secondsSince1970 seconds: Int64) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let rest = Int(seconds - days * 86_400)
-        // Civil date from days since 1970 (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilCalendar.date(daysSince1970: days)
         let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let weekday = weekdays[Int(((days % 7) + 7) % 7)]
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(weekday), \(two(Int(day))) \(months[Int(month) - 1]) \(year) \(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60)) GMT"
+        return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60)) GMT"
     }
 }
