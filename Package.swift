@@ -52,7 +52,7 @@ let package = Package(
         // A simulated App Store implementing the store's protocols, signing receipts with a test PKI.
         .target(
             name: "StoreTesting",
-            dependencies: ["RMStore", "Receipts", "ReceiptSigning"],
+            dependencies: ["ASN1", "RMStore", "Receipts", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
         // Receipt verifiers that plug into the store.
@@ -93,7 +93,7 @@ let package = Package(
 
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptsTests", dependencies: ["ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCryptoTests", dependencies: ["ReceiptCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCryptoTests", dependencies: ["ASN1", "ReceiptCrypto"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptVerificationTests",
             dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],

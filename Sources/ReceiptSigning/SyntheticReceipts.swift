@@ -1,3 +1,4 @@
+import ASN1
 import Foundation
 public import Receipts
 
@@ -16,7 +17,7 @@ public enum SyntheticReceipts {
     /// rest non-consumables and non-renewing passes; 1 in 25 records refunded; one record of
     /// ``markerProduct`` in the middle.
     public static func receipt(purchases: Int, seed: UInt64 = 1) -> AppReceipt {
-        var rng = Generator(state: seed)
+        var rng = SplitMix64(seed: seed)
         var receipt = AppReceipt()
         let created: Int64 = 1_700_000_000_000
         receipt.receiptType = "Production"
@@ -117,17 +118,5 @@ public enum SyntheticReceipts {
         }
         receipt.inAppPurchases = records
         return receipt
-    }
-
-    /// SplitMix64.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -5,6 +5,7 @@
 
 public import Foundation
 public import RMStore
+import ASN1
 
 /// How a simulated payment ends.
 public enum PurchaseOutcome: Sendable {

@@ -1,3 +1,4 @@
+import ASN1
 import Foundation
 import ReceiptCrypto
 import Testing

@@ -1,3 +1,4 @@
+import ASN1
 import ReceiptCrypto
 import Testing
 

@@ -129,7 +129,7 @@ import Testing
     /// The hand-written America/Los_Angeles rules agree with the system time zone database.
     @Test func pacificOffsetMatchesTimeZoneDatabase() throws {
         let zone = try #require(TimeZone(identifier: "America/Los_Angeles"))
-        var rng = SplitMix(state: 99)
+        var rng = SplitMix64(seed: 99)
         var checked = 0
         // Random instants 1970–2037, plus every transition hour of 2006–2008 and 2020.
         var instants: [Int64] = (0..<20_000).map { _ in Int64(rng.next() % 2_145_916_800) }
@@ -145,17 +145,6 @@ import Testing
             checked += 1
         }
         #expect(checked > 50_000)
-    }
-}
-
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,18 +1,10 @@
+import ASN1
 import Foundation
 import Receipts
 import Testing
 
-/// SplitMix64, seeded, so the random tests are reproducible.
-struct PlistRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
+    /// A value in `0..<bound` (0 when `bound` is not positive).
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
 }
 
@@ -130,7 +122,7 @@ struct PlistRandom: RandomNumberGenerator {
 
     /// Random values written by the encoder parse back to themselves.
     @Test func randomValuesRoundTrip() throws {
-        var rng = PlistRandom(state: 0x5EED_0001)
+        var rng = SplitMix64(seed: 0x5EED_0001)
         func string() -> String {
             let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "\n", "é", "€", "😀", ";", "=", "{", "}", "/", "*", "\u{0}"]
             return String((0..<rng.below(12)).map { _ in alphabet[rng.below(alphabet.count)] })
@@ -160,7 +152,7 @@ struct PlistRandom: RandomNumberGenerator {
     /// Fuzz-style: thousands of random byte strings and mutations of a real receipt never crash or
     /// hang; every failure is a ReceiptError whose offset lies inside the input.
     @Test func randomAndMutatedInputsNeverCrash() throws {
-        var rng = PlistRandom(state: 0xF022_2026)
+        var rng = SplitMix64(seed: 0xF022_2026)
         let real = try TransactionReceipt(Fixtures.bytes("legacy/base64encoded_unsupportedReceipt1.b64"))
         let seeds: [[UInt8]] = [real.text, real.purchaseInfoData, Array("{\"a\" = (\"b\", <00ff>, {c = d;});}".utf8)]
         let interesting = Array("{}();=,<>\"'\\/*U0123456789abcdef \n\t".utf8)
