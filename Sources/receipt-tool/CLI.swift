@@ -1,4 +1,6 @@
 import Foundation
+import ReceiptCrypto
+import ReceiptVerification
 import Receipts
 
 /// A subcommand of `receipt-tool`.
@@ -99,6 +101,36 @@ func readInput(_ path: String) throws(ToolFailure) -> [UInt8] {
         throw ToolFailure("\(path): larger than 1 GiB")
     } catch {
         throw ToolFailure("\(path): cannot be read")
+    }
+}
+
+/// The DER or PEM certificates in a file (or standard input for `-`); at least one.
+func loadCertificates(_ path: String) throws(ToolFailure) -> [Certificate] {
+    let bytes = try readInput(path)
+    let certificates: [Certificate]
+    do {
+        certificates = try Certificate.load(bytes)
+    } catch {
+        throw ToolFailure("\(path): not a DER or PEM certificate: \(error.reason)")
+    }
+    guard !certificates.isEmpty else { throw ToolFailure("\(path): no certificate") }
+    return certificates
+}
+
+/// The iTunes Store CA that issues the signers of iOS 6 transaction receipts: the one certificate
+/// in `--itunes-ca FILE`, or the bundled copy.
+func iTunesStoreCA(_ args: Arguments) throws(ToolFailure) -> Certificate {
+    if let path = args.value("--itunes-ca") {
+        let certificates = try loadCertificates(path)
+        guard certificates.count == 1, let only = certificates.first else {
+            throw ToolFailure("\(path): --itunes-ca needs exactly one certificate, found \(certificates.count)")
+        }
+        return only
+    }
+    do throws(TrustAnchorError) {
+        return try BundledAnchors.appleITunesStoreCA
+    } catch {
+        throw ToolFailure("cannot load the bundled Apple iTunes Store CA: \(error)")
     }
 }
 

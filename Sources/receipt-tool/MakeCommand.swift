@@ -130,19 +130,6 @@ enum MakeCommand {
             throw ToolFailure("\(path): \(error)")
         }
     }
-
-    static func loadCertificates(_ path: String) throws(ToolFailure) -> [Certificate] {
-        let bytes = try readInput(path)
-        do {
-            let certificates = try Certificate.load(bytes)
-            guard !certificates.isEmpty else { throw ToolFailure("\(path): no certificate") }
-            return certificates
-        } catch let error as ToolFailure {
-            throw error
-        } catch {
-            throw ToolFailure("\(path): \(error)")
-        }
-    }
 }
 
 /// `receipt-tool pki`: creates a test PKI shaped like Apple's receipt PKI.

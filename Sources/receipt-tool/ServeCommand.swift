@@ -95,20 +95,7 @@ enum ServeCommand {
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
         let anchors = try VerifyCommand.loadAnchors(anchorNames)
         let policy: ReceiptPolicy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        let intermediate: Certificate
-        if let path = args.value("--itunes-ca") {
-            let certificates = try loadCertificates(path)
-            guard certificates.count == 1, let only = certificates.first else {
-                throw ToolFailure("\(path): expected exactly one certificate")
-            }
-            intermediate = only
-        } else {
-            do throws(TrustAnchorError) {
-                intermediate = try BundledAnchors.appleITunesStoreCA
-            } catch {
-                throw ToolFailure("cannot load the bundled Apple iTunes Store CA: \(error)")
-            }
-        }
+        let intermediate = try iTunesStoreCA(args)
         let endpoint = VerifyReceiptEndpoint(
             configuration: .init(
                 environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
@@ -125,17 +112,6 @@ enum ServeCommand {
         server.waitUntilStopped()
         withExtendedLifetime(signals) {}
         return ExitStatus.success
-    }
-
-    static func loadCertificates(_ path: String) throws -> [Certificate] {
-        let bytes = try readInput(path)
-        do {
-            let certificates = try Certificate.load(bytes)
-            guard !certificates.isEmpty else { throw ToolFailure("\(path): no certificate") }
-            return certificates
-        } catch let error as CryptoError {
-            throw ToolFailure("\(path): not a DER or PEM certificate: \(error.reason)")
-        }
     }
 }
 

@@ -12,25 +12,7 @@ extension VerifyCommand {
         let expectations: TransactionReceiptExpectations
 
         init(arguments: Arguments, anchors: TrustAnchors, expectations app: ReceiptExpectations) throws(ToolFailure) {
-            let intermediate: Certificate
-            if let path = arguments.value("--itunes-ca") {
-                let certificates: [Certificate]
-                do throws(TrustAnchorError) {
-                    certificates = try TrustAnchors(contentsOfFile: path).certificates
-                } catch {
-                    throw ToolFailure("cannot load the --itunes-ca certificate: \(error)")
-                }
-                guard certificates.count == 1, let only = certificates.first else {
-                    throw ToolFailure("\(path): --itunes-ca needs exactly one certificate")
-                }
-                intermediate = only
-            } else {
-                do throws(TrustAnchorError) {
-                    intermediate = try BundledAnchors.appleITunesStoreCA
-                } catch {
-                    throw ToolFailure("cannot load the bundled Apple iTunes Store CA: \(error)")
-                }
-            }
+            let intermediate = try iTunesStoreCA(arguments)
             verifier = LegacyReceiptVerifier(intermediate: intermediate, anchors: anchors)
             let products = arguments.values("--product-id")
             expectations = TransactionReceiptExpectations(
