@@ -183,23 +183,28 @@ struct AppReceiptParser {
             throw ReceiptError.make(
                 .limitExceeded, set.offset, "more than \(limits.maximumAttributes) attributes in the receipt")
         }
-        if let attribute = AppReceiptParser.fastAttribute(context.raw, at: set.position, end: set.end),
-            set.depth < limits.maximumDepth
-        {
-            set.position = attribute.value.upperBound
-            return attribute
-        }
         do {
-            let start = set.position
-            var sequence = try set.descending(into: set.readContent(tag: 0x30), at: start)
-            let type = Int(try sequence.readInt64())
-            let version = Int(try sequence.readInt64())
-            let value = try sequence.readContent(tag: 0x04)
-            try sequence.finish()
-            return Attribute(type: type, version: version, start: start, value: value)
+            return try AppReceiptParser.readAttribute(&set)
         } catch {
             throw context.asn1(error, attribute: nil)
         }
+    }
+
+    /// Reads the attribute SEQUENCE at the reader's position: the straight-line path when it is
+    /// canonical DER with small fields, otherwise the general reader (which reports any error).
+    @inline(__always)
+    static func readAttribute(_ set: inout ASN1RawReader) throws(ASN1Error) -> Attribute {
+        if let attribute = fastAttribute(set.buffer, at: set.position, end: set.end), set.depth < set.maximumDepth {
+            set.position = attribute.value.upperBound
+            return attribute
+        }
+        let start = set.position
+        var sequence = try set.descending(into: set.readContent(tag: 0x30), at: start)
+        let type = Int(try sequence.readInt64())
+        let version = Int(try sequence.readInt64())
+        let value = try sequence.readContent(tag: 0x04)
+        try sequence.finish()
+        return Attribute(type: type, version: version, start: start, value: value)
     }
 
     /// The definite DER length at `p` (just after a one-octet tag): content start and length, if it

@@ -64,7 +64,7 @@ public struct LazyAppReceipt: Sendable {
         try walkRecords { (raw, record) throws(ASN1Error) -> Bool in
             var set = record
             while !set.isAtEnd {
-                let attribute = try Self.attribute(&set)
+                let attribute = try AppReceiptParser.readAttribute(&set)
                 guard attribute.type == 1702 else { continue }
                 var inner = ASN1RawReader(
                     buffer: raw, base: set.base, position: attribute.value.lowerBound, end: attribute.value.upperBound,
@@ -104,7 +104,7 @@ public struct LazyAppReceipt: Sendable {
                 var set = try top.children(of: element)
                 var records = 0
                 while !set.isAtEnd {
-                    let attribute = try Self.attribute(&set)
+                    let attribute = try AppReceiptParser.readAttribute(&set)
                     guard attribute.type == 17 else { continue }
                     records += 1
                     guard records <= limits.maximumInAppPurchases else {
@@ -121,22 +121,6 @@ public struct LazyAppReceipt: Sendable {
         } catch {
             throw ReceiptError.wrap(error, as: .malformedPayload, context: "receipt payload")
         }
-    }
-
-    /// One attribute SEQUENCE: the fast path when canonical, else the general reader.
-    @inline(__always)
-    static func attribute(_ set: inout ASN1RawReader) throws(ASN1Error) -> AppReceiptParser.Attribute {
-        if let attribute = AppReceiptParser.fastAttribute(set.buffer, at: set.position, end: set.end), set.depth < set.maximumDepth {
-            set.position = attribute.value.upperBound
-            return attribute
-        }
-        let start = set.position
-        var sequence = try set.descending(into: set.readContent(tag: 0x30), at: start)
-        let type = Int(try sequence.readInt64())
-        let version = Int(try sequence.readInt64())
-        let value = try sequence.readContent(tag: 0x04)
-        try sequence.finish()
-        return AppReceiptParser.Attribute(type: type, version: version, start: start, value: value)
     }
 }
 
