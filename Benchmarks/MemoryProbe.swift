@@ -2,7 +2,7 @@ import Foundation
 import Receipts
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Peak memory of one parse, read from the OS in a child process that does nothing else:
@@ -58,7 +58,8 @@ enum MemoryProbe {
         let inputKB = bytes.count / 1024
         let aboveIdle = peak - idle
         return String(
-            format: "peak memory, %d-purchase parse: input %d KiB; max RSS idle %d KiB → input loaded %d KiB → parsed %d KiB; above idle %d KiB = %.2f× the input (parse alone %.2f×)",
+            format:
+                "peak memory, %d-purchase parse: input %d KiB; max RSS idle %d KiB → input loaded %d KiB → parsed %d KiB; above idle %d KiB = %.2f× the input (parse alone %.2f×)",
             purchases, inputKB, idle, afterInput, peak, aboveIdle, Double(aboveIdle) / Double(max(inputKB, 1)),
             Double(peak - afterInput) / Double(max(inputKB, 1)))
     }

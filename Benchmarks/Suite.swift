@@ -29,7 +29,8 @@ struct Report {
             for r in results {
                 Swift.print(
                     "{\"name\":\"\(r.name)\",\"bytes\":\(r.bytes),\"ns_per_op\":\(String(format: "%.1f", r.nsPerOp)),"
-                        + "\"mb_per_s\":\(String(format: "%.1f", r.mbPerSecond)),\"runs\":\(r.runs),\"spread\":\(String(format: "%.1f", r.spreadPercent))}")
+                        + "\"mb_per_s\":\(String(format: "%.1f", r.mbPerSecond)),\"runs\":\(r.runs),\"spread\":\(String(format: "%.1f", r.spreadPercent))}"
+                )
             }
             for (label, value) in ratios {
                 Swift.print("{\"ratio\":\"\(label)\",\"value\":\(String(format: "%.3f", value))}")
@@ -38,8 +39,9 @@ struct Report {
             return
         }
         let width = max(36, (results.map(\.name.count).max() ?? 0) + 2)
-        Swift.print("name".padding(toLength: width, withPad: " ", startingAt: 0) + "bytes".leftPadded(10) + "time/op".leftPadded(12)
-            + "MB/s".leftPadded(10) + "spread".leftPadded(9))
+        Swift.print(
+            "name".padding(toLength: width, withPad: " ", startingAt: 0) + "bytes".leftPadded(10) + "time/op".leftPadded(12)
+                + "MB/s".leftPadded(10) + "spread".leftPadded(9))
         for r in results {
             Swift.print(
                 r.name.padding(toLength: width, withPad: " ", startingAt: 0) + String(r.bytes).leftPadded(10)
@@ -48,7 +50,9 @@ struct Report {
         }
         if !ratios.isEmpty {
             Swift.print("\nratios (how many times the first is slower than the second)")
-            for (label, value) in ratios { Swift.print("  " + label.padding(toLength: 64, withPad: " ", startingAt: 0) + String(format: "%.2f×", value)) }
+            for (label, value) in ratios {
+                Swift.print("  " + label.padding(toLength: 64, withPad: " ", startingAt: 0) + String(format: "%.2f×", value))
+            }
         }
         for note in notes { Swift.print(note) }
     }
@@ -72,7 +76,8 @@ struct Suite {
             let receipt = SyntheticReceipts.receipt(purchases: n)
             for (layout, label) in [(ReceiptLayout.appStore, "der"), (.xcode, "ber")] {
                 let bytes = try pki.signer().sign(receipt, layout: layout)
-                corpus.append((CorpusReceipt(name: "\(n)/\(label)", bytes: bytes, purchases: n, product: SyntheticReceipts.markerProduct), label))
+                corpus.append(
+                    (CorpusReceipt(name: "\(n)/\(label)", bytes: bytes, purchases: n, product: SyntheticReceipts.markerProduct), label))
             }
         }
         for (receipt, layout) in corpus {
@@ -89,8 +94,11 @@ struct Suite {
         // Verification: a 1-purchase receipt signed by a test PKI shaped like Apple's, and a real
         // App Store receipt checked against Apple Inc. Root at its creation date.
         if let one = corpus.first(where: { $0.0.name == "1/der" })?.0 ?? corpus.first?.0 {
-            try VerificationBench(name: one.name, bytes: one.bytes, anchor: pki.root, time: Date(timeIntervalSince1970: 1_700_000_000), purchases: one.purchases)
-                .measure(with: harness, into: &report, suffix: "/\(one.name)")
+            try VerificationBench(
+                name: one.name, bytes: one.bytes, anchor: pki.root, time: Date(timeIntervalSince1970: 1_700_000_000),
+                purchases: one.purchases
+            )
+            .measure(with: harness, into: &report, suffix: "/\(one.name)")
         }
         if let real = try realReceiptBench() {
             try real.measure(with: harness, into: &report, suffix: "/receipt-sandbox-g5")
@@ -109,35 +117,47 @@ struct Suite {
         let n = receipt.purchases
         let product = receipt.product
         let parsed = try AppReceipt(bytes)
-        report.results.append(try harness.measure(Measurement(name: "envelope/\(receipt.name)", bytes: bytes.count, expected: parsed.payload.count) {
-            try ReceiptEnvelope(bytes).payload.count
-        }))
-        report.results.append(try harness.measure(Measurement(name: "parse/\(receipt.name)", bytes: bytes.count, expected: n) {
-            try AppReceipt(bytes).inAppPurchases.count
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "envelope/\(receipt.name)", bytes: bytes.count, expected: parsed.payload.count) {
+                    try ReceiptEnvelope(bytes).payload.count
+                }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "parse/\(receipt.name)", bytes: bytes.count, expected: n) {
+                    try AppReceipt(bytes).inAppPurchases.count
+                }))
         // The lazy query looks for a product the receipt does not hold, so it walks every record
         // (DER sorts the records, so a product that is there may be found after a few).
         _ = product
-        report.results.append(try harness.measure(Measurement(name: "query/\(receipt.name)", bytes: bytes.count, expected: 0) {
-            try LazyAppReceipt(bytes).containsInAppPurchase(ofProduct: "com.example.absent.product") ? 1 : 0
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "query/\(receipt.name)", bytes: bytes.count, expected: 0) {
+                    try LazyAppReceipt(bytes).containsInAppPurchase(ofProduct: "com.example.absent.product") ? 1 : 0
+                }))
         let jsonLength = parsed.jsonText(indent: 0).utf8.count
-        report.results.append(try harness.measure(Measurement(name: "json/\(receipt.name)", bytes: jsonLength, expected: jsonLength) {
-            parsed.jsonText(indent: 0).utf8.count
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "json/\(receipt.name)", bytes: jsonLength, expected: jsonLength) {
+                    parsed.jsonText(indent: 0).utf8.count
+                }))
         guard baselines else { return }
-        report.results.append(try harness.measure(Measurement(name: "openssl-rmstore-parse/\(receipt.name)", bytes: bytes.count, expected: n) {
-            OpenSSLBaselines.rmstoreStyleParse(bytes) ?? -1
-        }))
-        report.results.append(try harness.measure(Measurement(name: "memcpy/\(receipt.name)", bytes: bytes.count, expected: bytes.count) {
-            var copy = [UInt8](repeating: 0, count: bytes.count)
-            copy.withUnsafeMutableBytes { destination in
-                bytes.withUnsafeBytes { source in
-                    if let d = destination.baseAddress, let s = source.baseAddress { memcpy(d, s, bytes.count) }
-                }
-            }
-            return copy.count
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "openssl-rmstore-parse/\(receipt.name)", bytes: bytes.count, expected: n) {
+                    OpenSSLBaselines.rmstoreStyleParse(bytes) ?? -1
+                }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "memcpy/\(receipt.name)", bytes: bytes.count, expected: bytes.count) {
+                    var copy = [UInt8](repeating: 0, count: bytes.count)
+                    copy.withUnsafeMutableBytes { destination in
+                        bytes.withUnsafeBytes { source in
+                            if let d = destination.baseAddress, let s = source.baseAddress { memcpy(d, s, bytes.count) }
+                        }
+                    }
+                    return copy.count
+                }))
     }
 
     static let testReceipts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -146,7 +166,8 @@ struct Suite {
     /// The real SHA-256 App Store receipt with Apple Inc. Root, at its creation date.
     func realReceiptBench() throws -> VerificationBench? {
         guard let data = FileManager.default.contents(atPath: Suite.testReceipts.appendingPathComponent("receipt-sandbox-g5.der").path),
-            let root = FileManager.default.contents(atPath: Suite.testReceipts.appendingPathComponent("certs/AppleIncRootCertificate.cer").path)
+            let root = FileManager.default.contents(
+                atPath: Suite.testReceipts.appendingPathComponent("certs/AppleIncRootCertificate.cer").path)
         else { return nil }
         let bytes = [UInt8](data)
         let receipt = try AppReceipt(bytes)
@@ -172,17 +193,25 @@ struct Suite {
         }
         let total = receipts.reduce(0) { $0 + $1.1.count }
         let expected = receipts.reduce(0) { $0 + $1.2 }
-        report.results.append(try harness.measure(Measurement(name: "parse/TestReceipts (all \(receipts.count))", bytes: total, expected: expected) {
-            try receipts.reduce(0) { $0 + (try AppReceipt($1.1).inAppPurchases.count) }
-        }))
-        report.results.append(try harness.measure(Measurement(name: "openssl-rmstore-parse/TestReceipts (all \(receipts.count))", bytes: total, expected: expected) {
-            receipts.reduce(0) { $0 + (OpenSSLBaselines.rmstoreStyleParse($1.1) ?? -1_000_000) }
-        }))
-        report.ratio("parse TestReceipts vs RMStore's OpenSSL parse", "openssl-rmstore-parse/TestReceipts (all \(receipts.count))", "parse/TestReceipts (all \(receipts.count))")
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "parse/TestReceipts (all \(receipts.count))", bytes: total, expected: expected) {
+                    try receipts.reduce(0) { $0 + (try AppReceipt($1.1).inAppPurchases.count) }
+                }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "openssl-rmstore-parse/TestReceipts (all \(receipts.count))", bytes: total, expected: expected) {
+                    receipts.reduce(0) { $0 + (OpenSSLBaselines.rmstoreStyleParse($1.1) ?? -1_000_000) }
+                }))
+        report.ratio(
+            "parse TestReceipts vs RMStore's OpenSSL parse", "openssl-rmstore-parse/TestReceipts (all \(receipts.count))",
+            "parse/TestReceipts (all \(receipts.count))")
         if let legacy = receipts.first(where: { $0.0 == "receipt-sandbox-legacy.der" }) {
-            report.results.append(try harness.measure(Measurement(name: "parse/receipt-sandbox-legacy (187 IAPs)", bytes: legacy.1.count, expected: 187) {
-                try AppReceipt(legacy.1).inAppPurchases.count
-            }))
+            report.results.append(
+                try harness.measure(
+                    Measurement(name: "parse/receipt-sandbox-legacy (187 IAPs)", bytes: legacy.1.count, expected: 187) {
+                        try AppReceipt(legacy.1).inAppPurchases.count
+                    }))
         }
     }
 
@@ -196,17 +225,22 @@ struct Suite {
         }
         let formatter = ISO8601DateFormatter()
         let expected = strings.count
-        report.results.append(try harness.measure(Measurement(name: "dates/ours (1000 RFC 3339 strings)", bytes: 0, expected: expected) {
-            var count = 0
-            for s in strings where try ReceiptDate.parse(s) != nil { count += 1 }
-            return count
-        }))
-        report.results.append(try harness.measure(Measurement(name: "dates/ISO8601DateFormatter (same strings)", bytes: 0, expected: expected) {
-            var count = 0
-            for s in strings where formatter.date(from: s) != nil { count += 1 }
-            return count
-        }))
-        report.ratio("ISO8601DateFormatter vs our date parser", "dates/ISO8601DateFormatter (same strings)", "dates/ours (1000 RFC 3339 strings)")
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "dates/ours (1000 RFC 3339 strings)", bytes: 0, expected: expected) {
+                    var count = 0
+                    for s in strings where try ReceiptDate.parse(s) != nil { count += 1 }
+                    return count
+                }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "dates/ISO8601DateFormatter (same strings)", bytes: 0, expected: expected) {
+                    var count = 0
+                    for s in strings where formatter.date(from: s) != nil { count += 1 }
+                    return count
+                }))
+        report.ratio(
+            "ISO8601DateFormatter vs our date parser", "dates/ISO8601DateFormatter (same strings)", "dates/ours (1000 RFC 3339 strings)")
     }
 
     /// Receipts per second parsing 1-purchase receipts on every core.
@@ -214,15 +248,17 @@ struct Suite {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let batch = 2000
         let bytes = receipt.bytes
-        report.results.append(try harness.measure(Measurement(name: "parse/parallel batch of \(batch) (\(cores) cores)", bytes: bytes.count * batch, expected: batch) {
-            let counter = Counter()
-            DispatchQueue.concurrentPerform(iterations: cores) { worker in
-                var local = 0
-                for _ in stride(from: worker, to: batch, by: cores) where (try? AppReceipt(bytes)) != nil { local += 1 }
-                counter.add(local)
-            }
-            return counter.value
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "parse/parallel batch of \(batch) (\(cores) cores)", bytes: bytes.count * batch, expected: batch) {
+                    let counter = Counter()
+                    DispatchQueue.concurrentPerform(iterations: cores) { worker in
+                        var local = 0
+                        for _ in stride(from: worker, to: batch, by: cores) where (try? AppReceipt(bytes)) != nil { local += 1 }
+                        counter.add(local)
+                    }
+                    return counter.value
+                }))
         if let r = report["parse/parallel batch of \(batch) (\(cores) cores)"] {
             report.notes.append(String(format: "parallel parse: %.0f receipts/s on %d cores", Double(batch) / r.nsPerOp * 1e9, cores))
         }
@@ -237,12 +273,15 @@ struct Suite {
         }
         let parsed = try AppReceipt(bytes)
         var report = Report()
-        let receipt = CorpusReceipt(name: "file", bytes: bytes, purchases: parsed.inAppPurchases.count,
-                                    product: parsed.inAppPurchases.first?.productIdentifier ?? "none")
+        let receipt = CorpusReceipt(
+            name: "file", bytes: bytes, purchases: parsed.inAppPurchases.count,
+            product: parsed.inAppPurchases.first?.productIdentifier ?? "none")
         try measureParsing(receipt, into: &report, baselines: true)
         // Fixed names for scripts: drop the "/file" suffix.
         report.results = report.results.map {
-            Result(name: $0.name.replacingOccurrences(of: "/file", with: ""), bytes: $0.bytes, nsPerOp: $0.nsPerOp, runs: $0.runs, spreadPercent: $0.spreadPercent)
+            Result(
+                name: $0.name.replacingOccurrences(of: "/file", with: ""), bytes: $0.bytes, nsPerOp: $0.nsPerOp, runs: $0.runs,
+                spreadPercent: $0.spreadPercent)
         }
         if parsed.inAppPurchases.isEmpty, let query = report.results.firstIndex(where: { $0.name == "query" }) {
             report.notes.append("the receipt has no in-app purchases; 'query' looked for a product that is not there")
@@ -265,6 +304,14 @@ struct Suite {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var total = 0
-    func add(_ n: Int) { lock.lock(); total += n; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return total }
+    func add(_ n: Int) {
+        lock.lock()
+        total += n
+        lock.unlock()
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return total
+    }
 }

@@ -20,19 +20,25 @@ struct VerificationBench {
         let at = ValidationTime.fixed(time)
         let expected = purchases
         let envelope = try ReceiptEnvelope(bytes)
-        report.results.append(try harness.measure(Measurement(name: "verify-cold\(suffix)", bytes: bytes.count, expected: expected) {
-            let verifier = AppReceiptVerifier(anchors: anchors, policy: .appStore, cache: ChainCache())
-            let verdict = verifier.verify(bytes, at: at)
-            return verdict.isValid ? (verdict.receipt?.inAppPurchases.count ?? -2) : -1
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "verify-cold\(suffix)", bytes: bytes.count, expected: expected) {
+                    let verifier = AppReceiptVerifier(anchors: anchors, policy: .appStore, cache: ChainCache())
+                    let verdict = verifier.verify(bytes, at: at)
+                    return verdict.isValid ? (verdict.receipt?.inAppPurchases.count ?? -2) : -1
+                }))
         let warm = AppReceiptVerifier(anchors: anchors, policy: .appStore, cache: ChainCache())
-        report.results.append(try harness.measure(Measurement(name: "verify-warm\(suffix)", bytes: bytes.count, expected: expected) {
-            let verdict = warm.verify(bytes, at: at)
-            return verdict.isValid ? (verdict.receipt?.inAppPurchases.count ?? -2) : -1
-        }))
-        report.results.append(try harness.measure(Measurement(name: "openssl-rmstore-verify\(suffix)", bytes: bytes.count, expected: expected) {
-            OpenSSLBaselines.rmstoreStyleVerifyAndParse(bytes, anchor: anchors[0], at: time) ?? -1
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "verify-warm\(suffix)", bytes: bytes.count, expected: expected) {
+                    let verdict = warm.verify(bytes, at: at)
+                    return verdict.isValid ? (verdict.receipt?.inAppPurchases.count ?? -2) : -1
+                }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "openssl-rmstore-verify\(suffix)", bytes: bytes.count, expected: expected) {
+                    OpenSSLBaselines.rmstoreStyleVerifyAndParse(bytes, anchor: anchors[0], at: time) ?? -1
+                }))
         // The floor: the leaf's RSA signature over the payload, digest included, key already parsed.
         guard let signer = envelope.signers.first, let leafDER = envelope.certificates.first,
             let digest = DigestAlgorithm(oid: signer.digestAlgorithm.oid.description)
@@ -40,22 +46,27 @@ struct VerificationBench {
         let key = try Certificate(derEncoded: Array(leafDER)).publicKey
         let signature = signer.signature
         let payload = envelope.payload
-        report.results.append(try harness.measure(Measurement(name: "rsa-verify-floor\(suffix)", bytes: bytes.count, expected: 1) {
-            key.verify(signature: signature, over: payload, digest: digest) ? 1 : 0
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "rsa-verify-floor\(suffix)", bytes: bytes.count, expected: 1) {
+                    key.verify(signature: signature, over: payload, digest: digest) ? 1 : 0
+                }))
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let batch = 1000
-        report.results.append(try harness.measure(Measurement(name: "verify-warm parallel batch of \(batch)\(suffix)", bytes: bytes.count * batch, expected: batch) {
-            let counter = Counter()
-            DispatchQueue.concurrentPerform(iterations: cores) { worker in
-                var local = 0
-                for _ in stride(from: worker, to: batch, by: cores) where warm.verify(bytes, at: at).isValid { local += 1 }
-                counter.add(local)
-            }
-            return counter.value
-        }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "verify-warm parallel batch of \(batch)\(suffix)", bytes: bytes.count * batch, expected: batch) {
+                    let counter = Counter()
+                    DispatchQueue.concurrentPerform(iterations: cores) { worker in
+                        var local = 0
+                        for _ in stride(from: worker, to: batch, by: cores) where warm.verify(bytes, at: at).isValid { local += 1 }
+                        counter.add(local)
+                    }
+                    return counter.value
+                }))
         if let r = report["verify-warm parallel batch of \(batch)\(suffix)"] {
-            report.notes.append(String(format: "parallel warm verify%@: %.0f receipts/s on %d cores", suffix, Double(batch) / r.nsPerOp * 1e9, cores))
+            report.notes.append(
+                String(format: "parallel warm verify%@: %.0f receipts/s on %d cores", suffix, Double(batch) / r.nsPerOp * 1e9, cores))
         }
         report.ratio("openssl-rmstore-verify vs verify-warm\(suffix)", "openssl-rmstore-verify\(suffix)", "verify-warm\(suffix)")
         report.ratio("verify-warm vs rsa-verify-floor\(suffix)", "verify-warm\(suffix)", "rsa-verify-floor\(suffix)")

@@ -1,12 +1,11 @@
 import Foundation
-import Receipts
 import ReceiptCrypto
-import ReceiptVerification
 import ReceiptSigning
+import ReceiptVerification
 import Receipts
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Benchmarks: the receipt parser and verifier against RMStore's OpenSSL way and the floors of the
@@ -58,7 +57,8 @@ struct Options {
                 guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-parse FILE N") }
                 repeatParse = (path, n)
             case "-h", "--help":
-                print("""
+                print(
+                    """
                     USAGE: Benchmarks [-r RUNS] [-t SECONDS] [--json] [--quick]
                            Benchmarks --file PATH [--anchor CERT] [-r RUNS] [-t SECONDS] [--json]
 

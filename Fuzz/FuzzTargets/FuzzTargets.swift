@@ -1,10 +1,10 @@
 @_spi(RawParsing) import ASN1
-@_spi(Testing) import Receipts
-import ReceiptVerification
 import Foundation
+import ReceiptVerification
+@_spi(Testing) import Receipts
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The fuzz targets: each takes arbitrary bytes, must never crash, hang or grow without bound, and

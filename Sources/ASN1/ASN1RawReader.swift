@@ -182,7 +182,7 @@
     @inlinable @inline(__always)
     public mutating func readContent(tag: UInt8) throws(ASN1Error) -> Range<Int> {
         #if DEBUG
-        ASN1Instrumentation.count()
+            ASN1Instrumentation.count()
         #endif
         let p = position
         if p &+ 2 <= end, buffer[p] == tag {
@@ -293,7 +293,7 @@
         rules: ASN1EncodingRules, depth: Int, maximumDepth: Int
     ) throws(ASN1Error) -> ASN1RawElement {
         #if DEBUG
-        ASN1Instrumentation.count()
+            ASN1Instrumentation.count()
         #endif
         var p = start
         guard p < end else {

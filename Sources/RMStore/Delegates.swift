@@ -5,7 +5,6 @@
 // persisted (RMSTORE.md §9.12, issues #50 and #85). A delegate that itself needs the store must
 // hold it weakly (or unowned) to avoid a reference cycle.
 
-
 /// The verdict of a receipt verifier.
 public enum VerificationResult: Sendable {
     /// The transaction is genuine: go on to downloads and finish.

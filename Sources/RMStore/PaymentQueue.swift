@@ -5,7 +5,6 @@
 // main-thread contract), so a queue is called on the main actor and must call its observers and
 // completion handlers on the main actor too. The compiler checks both directions.
 
-
 /// A payment queue (the analogue of `SKPaymentQueue`).
 ///
 /// Contract:

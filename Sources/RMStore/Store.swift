@@ -208,10 +208,12 @@ public final class Store {
                 products[product.identifier] = product
             }
             callbacks.success?(response.products, response.invalidProductIdentifiers)
-            post(.rmProductsRequestFinished, [
-                StoreNotificationKey.products: response.products,
-                StoreNotificationKey.invalidProductIdentifiers: response.invalidProductIdentifiers,
-            ])
+            post(
+                .rmProductsRequestFinished,
+                [
+                    StoreNotificationKey.products: response.products,
+                    StoreNotificationKey.invalidProductIdentifiers: response.invalidProductIdentifiers,
+                ])
         case .failure(let error):
             callbacks.failure?(error)
             post(.rmProductsRequestFailed, [StoreNotificationKey.storeError: error])
@@ -469,7 +471,8 @@ public final class Store {
         case .failed(let error):
             fail(context.transaction, error: error, finish: true)
         case .unableToComplete(let error):
-            let reported: any Error = StoreError.code(of: error) == .unableToCompleteVerification
+            let reported: any Error =
+                StoreError.code(of: error) == .unableToCompleteVerification
                 ? error
                 : StoreError(.unableToCompleteVerification, underlying: error)
             fail(context.transaction, error: reported, finish: false)
@@ -671,10 +674,12 @@ public final class Store {
         for callbacks in session.callbacks {
             callbacks.success?(result)
         }
-        post(.rmRestoreTransactionsFinished, [
-            StoreNotificationKey.transactions: result.restoredTransactions,
-            StoreNotificationKey.failedTransactions: result.failedTransactions,
-        ])
+        post(
+            .rmRestoreTransactionsFinished,
+            [
+                StoreNotificationKey.transactions: result.restoredTransactions,
+                StoreNotificationKey.failedTransactions: result.failedTransactions,
+            ])
     }
 
     fileprivate func queueRestoreFailed(_ error: any Error) {

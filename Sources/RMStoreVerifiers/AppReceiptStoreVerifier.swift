@@ -307,11 +307,13 @@ struct AppReceiptChecker: Sendable {
         let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.validationTime.validationTime)
         guard verdict.isValid, let receipt = verdict.receipt else {
             let failures = verdict.failures
-            let named = failures.isEmpty
+            let named =
+                failures.isEmpty
                 ? "a required check did not run"
                 : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
-            return .failure(StoreVerifierError(
-                .receiptInvalid, "The app receipt failed verification: \(named)", failedChecks: failures))
+            return .failure(
+                StoreVerifierError(
+                    .receiptInvalid, "The app receipt failed verification: \(named)", failedChecks: failures))
         }
         return .success(receipt)
     }
@@ -325,24 +327,29 @@ struct AppReceiptChecker: Sendable {
         let records = receipt.inAppPurchases.filter { record in
             record.transactionIdentifier.map { identifiers.contains($0) } ?? false
         }
-        let described = identifiers.count == 1
+        let described =
+            identifiers.count == 1
             ? "transaction \(transaction.identifier)"
             : "restored transaction \(transaction.identifier) (original \(identifiers[1]))"
         guard !records.isEmpty else {
-            return .failure(StoreVerifierError(
-                .transactionNotInReceipt,
-                "The app receipt does not contain \(described) of \(transaction.productIdentifier)"))
+            return .failure(
+                StoreVerifierError(
+                    .transactionNotInReceipt,
+                    "The app receipt does not contain \(described) of \(transaction.productIdentifier)"))
         }
         let sameProduct = records.filter { $0.productIdentifier == transaction.productIdentifier }
         guard !sameProduct.isEmpty else {
             let products = Set(records.compactMap(\.productIdentifier)).sorted().joined(separator: ", ")
-            return .failure(StoreVerifierError(
-                .productMismatch,
-                "The app receipt lists \(described) for \(products), not for \(transaction.productIdentifier)"))
+            return .failure(
+                StoreVerifierError(
+                    .productMismatch,
+                    "The app receipt lists \(described) for \(products), not for \(transaction.productIdentifier)"))
         }
         guard let record = sameProduct.first(where: { $0.cancellationDate == nil }) else {
-            return .failure(StoreVerifierError(
-                .transactionCancelled, "The app receipt lists \(described) of \(transaction.productIdentifier) as cancelled (refunded)"))
+            return .failure(
+                StoreVerifierError(
+                    .transactionCancelled, "The app receipt lists \(described) of \(transaction.productIdentifier) as cancelled (refunded)")
+            )
         }
         return .success(record)
     }
@@ -363,14 +370,16 @@ enum ReceiptFile {
             defer { try? handle.close() }
             data = try handle.read(upToCount: limit < Int.max ? limit + 1 : limit)
         } catch {
-            return .failure(StoreVerifierError(
-                .receiptUnreadable, "The app receipt at \(url.path) cannot be read", underlying: error))
+            return .failure(
+                StoreVerifierError(
+                    .receiptUnreadable, "The app receipt at \(url.path) cannot be read", underlying: error))
         }
         let bytes = data.map { [UInt8]($0) } ?? []
         guard bytes.count <= limit else {
             let check = ReceiptCheck(name: .parse, passed: false, reason: "the file is larger than \(limit) bytes")
-            return .failure(StoreVerifierError(
-                .receiptInvalid, "The app receipt failed verification: parse (\(check.reason))", failedChecks: [check]))
+            return .failure(
+                StoreVerifierError(
+                    .receiptInvalid, "The app receipt failed verification: parse (\(check.reason))", failedChecks: [check]))
         }
         return .success(bytes)
     }

@@ -132,7 +132,8 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
         let verdict = verifier.verify(receipt, expecting: expectations, at: time.validationTime)
         guard verdict.isValid, let parsed = verdict.receipt else {
             let failures = verdict.failures
-            let named = failures.isEmpty
+            let named =
+                failures.isEmpty
                 ? "a required check did not run"
                 : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
             return StoreVerifierError(
@@ -209,7 +210,8 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
         let named = [info.transactionIdentifier] + (transaction.state == .restored ? [info.originalTransactionIdentifier] : [])
         if !named.contains(where: { $0.map(accepted.contains) ?? false }) {
             mismatches.append(
-                "transaction-id \(quoted(info.transactionIdentifier)), expected \(accepted.sorted().map { quoted($0) }.joined(separator: " or "))")
+                "transaction-id \(quoted(info.transactionIdentifier)), expected \(accepted.sorted().map { quoted($0) }.joined(separator: " or "))"
+            )
         }
         guard mismatches.isEmpty else {
             return StoreVerifierError(

@@ -111,7 +111,8 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     private init(handle: X509Handle, derEncoded: [UInt8]) throws(CryptoError) {
         guard let notBefore = TimeConversion.date(X509_get0_notBefore(handle.pointer)),
-              let notAfter = TimeConversion.date(X509_get0_notAfter(handle.pointer)) else {
+            let notAfter = TimeConversion.date(X509_get0_notAfter(handle.pointer))
+        else {
             throw .plain(.malformedInput, "the certificate's validity dates cannot be parsed")
         }
         self.handle = handle
@@ -332,7 +333,6 @@ func hexString(_ bytes: [UInt8], uppercase: Bool = false) -> String {
     }
     return String(decoding: out, as: UTF8.self)
 }
-
 
 // MARK: - Distinguished names
 

@@ -228,12 +228,14 @@ public struct CertificateBuilder: Sendable {
                 guard pathLength >= 0 else { throw .plain(.invalidArgument, "negative path length") }
                 fields.append(DERWriter.integer(UInt64(pathLength)))
             }
-            result.append(CertificateExtension(
-                oid: "2.5.29.19", critical: basicConstraints.critical, value: DERWriter.sequence(fields)))
+            result.append(
+                CertificateExtension(
+                    oid: "2.5.29.19", critical: basicConstraints.critical, value: DERWriter.sequence(fields)))
         }
         if let keyUsage {
-            result.append(CertificateExtension(
-                oid: "2.5.29.15", critical: keyUsageCritical, value: DERWriter.namedBitString(keyUsage.bitNumbers)))
+            result.append(
+                CertificateExtension(
+                    oid: "2.5.29.15", critical: keyUsageCritical, value: DERWriter.namedBitString(keyUsage.bitNumbers)))
         }
         if !extendedKeyUsageOIDs.isEmpty {
             var purposes: [[UInt8]] = []
@@ -242,8 +244,9 @@ public struct CertificateBuilder: Sendable {
         }
         if includeKeyIdentifiers {
             let subjectKeyID = try keyIdentifier(of: x509)
-            result.append(CertificateExtension(
-                oid: "2.5.29.14", critical: false, value: DERWriter.tlv(0x04, subjectKeyID)))
+            result.append(
+                CertificateExtension(
+                    oid: "2.5.29.14", critical: false, value: DERWriter.tlv(0x04, subjectKeyID)))
             let authorityKeyID: [UInt8]
             if let issuer {
                 if let existing = X509_get0_subject_key_id(issuer.handle.pointer) {
@@ -255,8 +258,9 @@ public struct CertificateBuilder: Sendable {
                 authorityKeyID = subjectKeyID
             }
             // AuthorityKeyIdentifier ::= SEQUENCE { keyIdentifier [0] IMPLICIT OCTET STRING }
-            result.append(CertificateExtension(
-                oid: "2.5.29.35", critical: false, value: DERWriter.sequence([DERWriter.tlv(0x80, authorityKeyID)])))
+            result.append(
+                CertificateExtension(
+                    oid: "2.5.29.35", critical: false, value: DERWriter.sequence([DERWriter.tlv(0x80, authorityKeyID)])))
         }
         result.append(contentsOf: customExtensions)
         var seen = Set<String>()
@@ -351,7 +355,8 @@ enum DERWriter {
             arcs.append(arc)
         }
         guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40,
-              arcs[1] <= UInt64.max - 80 else {
+            arcs[1] <= UInt64.max - 80
+        else {
             throw .plain(.invalidArgument, "'\(dotted)' has invalid first arcs")
         }
         var content = base128(arcs[0] * 40 + arcs[1])

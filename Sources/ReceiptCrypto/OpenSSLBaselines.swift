@@ -25,8 +25,9 @@ package enum OpenSSLBaselines {
     package static func rmstoreStyleVerifyAndParse(_ receipt: [UInt8], anchor: Certificate, at time: Date) -> Int? {
         defer { OpenSSLErrorQueue.clear() }
         guard let message = try? PKCS7Handle(berEncoded: receipt, allowTrailingBytes: true),
-              rmshim_PKCS7_type_is_signed(message.pointer) == 1,
-              let store = try? AnchorStore(anchors: [anchor], time: time) else { return nil }
+            rmshim_PKCS7_type_is_signed(message.pointer) == 1,
+            let store = try? AnchorStore(anchors: [anchor], time: time)
+        else { return nil }
         guard PKCS7_verify(message.pointer, nil, store.pointer, nil, nil, 0) == 1 else { return nil }
         return parsePayload(of: message)?.inAppPurchases.count
     }
@@ -154,9 +155,10 @@ package enum OpenSSLBaselines {
         var tagClass: Int32 = 0
         let flags = ASN1_get_object(&cursor, &length, &tag, &tagClass, limit - start)
         guard flags & 0x80 == 0, flags & 0x01 == 0,
-              (flags & V_ASN1_CONSTRUCTED != 0) == constructed,
-              tagClass == V_ASN1_UNIVERSAL, tag == expectedTag,
-              let contents = cursor, length >= 0, length <= limit - contents else { return nil }
+            (flags & V_ASN1_CONSTRUCTED != 0) == constructed,
+            tagClass == V_ASN1_UNIVERSAL, tag == expectedTag,
+            let contents = cursor, length >= 0, length <= limit - contents
+        else { return nil }
         return length
     }
 
@@ -171,16 +173,19 @@ package enum OpenSSLBaselines {
         let end = base + payload.count
         var cursor: UnsafePointer<UInt8>? = base
         guard let setLength = readHeader(&cursor, limit: end, tag: V_ASN1_SET, constructed: true),
-              let setStart = cursor else { return false }
+            let setStart = cursor
+        else { return false }
         let setEnd = setStart + setLength
         while let position = cursor, position < setEnd {
             guard let sequenceLength = readHeader(&cursor, limit: setEnd, tag: V_ASN1_SEQUENCE, constructed: true),
-                  let sequenceStart = cursor else { return false }
+                let sequenceStart = cursor
+            else { return false }
             let sequenceEnd = sequenceStart + sequenceLength
             guard let type = readIntegerElement(&cursor, limit: sequenceEnd),
-                  readIntegerElement(&cursor, limit: sequenceEnd) != nil,
-                  let valueLength = readHeader(&cursor, limit: sequenceEnd, tag: V_ASN1_OCTET_STRING, constructed: false),
-                  let valueStart = cursor else { return false }
+                readIntegerElement(&cursor, limit: sequenceEnd) != nil,
+                let valueLength = readHeader(&cursor, limit: sequenceEnd, tag: V_ASN1_OCTET_STRING, constructed: false),
+                let valueStart = cursor
+            else { return false }
             guard visit(type, UnsafeBufferPointer(start: valueStart, count: valueLength)) else { return false }
             cursor = sequenceEnd
         }
@@ -211,7 +216,8 @@ package enum OpenSSLBaselines {
         guard let base = value.baseAddress, value.count > 0 else { return nil }
         var cursor: UnsafePointer<UInt8>? = base
         guard let length = readHeader(&cursor, limit: base + value.count, tag: tag, constructed: false),
-              let contents = cursor else { return nil }
+            let contents = cursor
+        else { return nil }
         return String(decoding: UnsafeBufferPointer(start: contents, count: length), as: UTF8.self)
     }
 }

@@ -18,7 +18,6 @@
 // queue is per thread; every failing operation drains it into ``CryptoError/openSSLErrors`` and
 // operations clear it before they start, so no stale entry leaks into a later error.
 
-
 internal import COpenSSL
 
 // MARK: - OpenSSL error queue
@@ -33,7 +32,10 @@ enum OpenSSLErrorQueue {
             let code = ERR_get_error_all(nil, nil, nil, &data, &flags)
             if code == 0 { break }
             // Bound the loop defensively: the queue holds at most 16 entries in OpenSSL 3.
-            if entries.count >= 64 { ERR_clear_error(); break }
+            if entries.count >= 64 {
+                ERR_clear_error()
+                break
+            }
             let library = ERR_lib_error_string(code).map { String(cString: $0) } ?? "library \(rmshim_ERR_GET_LIB(code))"
             var reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "reason \(rmshim_ERR_GET_REASON(code))"
             // Extra text such as "Verify error:certificate has expired" (ERR_TXT_STRING).
@@ -245,6 +247,7 @@ func encodeDER(_ encoder: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) 
 
 /// A passphrase callback that supplies no passphrase, so that OpenSSL never prompts on a terminal
 /// when asked to read an encrypted PEM key; such keys fail to load instead.
-let refusePassphrase: @convention(c) (
-    UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?
-) -> Int32 = { _, _, _, _ in -1 }
+let refusePassphrase:
+    @convention(c) (
+        UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?
+    ) -> Int32 = { _, _, _, _ in -1 }

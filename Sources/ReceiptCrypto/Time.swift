@@ -38,8 +38,9 @@ enum TimeConversion {
         let year = Int(broken.tm_year) + 1900
         let month = Int(broken.tm_mon) + 1
         guard (1...12).contains(month), (1...31).contains(Int(broken.tm_mday)),
-              (0...23).contains(Int(broken.tm_hour)), (0...59).contains(Int(broken.tm_min)),
-              (0...60).contains(Int(broken.tm_sec)) else { return nil }
+            (0...23).contains(Int(broken.tm_hour)), (0...59).contains(Int(broken.tm_min)),
+            (0...60).contains(Int(broken.tm_sec))
+        else { return nil }
         let days = daysFromCivil(year: year, month: month, day: Int(broken.tm_mday))
         let seconds = days * 86_400 + Int(broken.tm_hour) * 3_600 + Int(broken.tm_min) * 60 + Int(broken.tm_sec)
         return Date(timeIntervalSince1970: TimeInterval(seconds))

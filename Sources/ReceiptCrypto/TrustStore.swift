@@ -45,12 +45,16 @@ public struct TrustStore: Sendable {
     ///   or ``ChainValidationResult/invalid(_:)`` naming the first failure OpenSSL found.
     public func validate(leaf: Certificate, intermediates: [Certificate], at time: Date) -> ChainValidationResult {
         guard !anchors.isEmpty else {
-            return .invalid(ChainValidationFailure(reason: .noTrustAnchors, depth: nil, certificate: nil,
-                                                   message: "the trust store has no anchors"))
+            return .invalid(
+                ChainValidationFailure(
+                    reason: .noTrustAnchors, depth: nil, certificate: nil,
+                    message: "the trust store has no anchors"))
         }
         guard let seconds = TimeConversion.posixSeconds(time) else {
-            return .invalid(ChainValidationFailure(reason: .invalidTime, depth: nil, certificate: nil,
-                                                   message: "the validation time \(time) is out of range"))
+            return .invalid(
+                ChainValidationFailure(
+                    reason: .invalidTime, depth: nil, certificate: nil,
+                    message: "the validation time \(time) is out of range"))
         }
         OpenSSLErrorQueue.clear()
         defer { OpenSSLErrorQueue.clear() }
@@ -210,8 +214,8 @@ public struct ChainValidationFailure: Error, Sendable, Hashable, CustomStringCon
             case X509_V_ERR_CERT_NOT_YET_VALID:
                 self = .notYetValid
             case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
-                 X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_UNTRUSTED,
-                 X509_V_ERR_CERT_REJECTED:
+                X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_UNTRUSTED,
+                X509_V_ERR_CERT_REJECTED:
                 self = .untrustedIssuer
             case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
                 self = .selfSignedInChain
@@ -222,15 +226,15 @@ public struct ChainValidationFailure: Error, Sendable, Hashable, CustomStringCon
             case X509_V_ERR_PATH_LENGTH_EXCEEDED, X509_V_ERR_CERT_CHAIN_TOO_LONG:
                 self = .pathLength
             case X509_V_ERR_UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY, X509_V_ERR_NO_ISSUER_PUBLIC_KEY,
-                 X509_V_ERR_UNSUPPORTED_SIGNATURE_ALGORITHM, X509_V_ERR_SIGNATURE_ALGORITHM_MISMATCH,
-                 X509_V_ERR_SIGNATURE_ALGORITHM_INCONSISTENCY, X509_V_ERR_EC_KEY_EXPLICIT_PARAMS:
+                X509_V_ERR_UNSUPPORTED_SIGNATURE_ALGORITHM, X509_V_ERR_SIGNATURE_ALGORITHM_MISMATCH,
+                X509_V_ERR_SIGNATURE_ALGORITHM_INCONSISTENCY, X509_V_ERR_EC_KEY_EXPLICIT_PARAMS:
                 self = .unsupportedAlgorithm
             case X509_V_ERR_EE_KEY_TOO_SMALL, X509_V_ERR_CA_KEY_TOO_SMALL, X509_V_ERR_CA_MD_TOO_WEAK:
                 self = .keyTooSmall
             case X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION:
                 self = .unhandledCriticalExtension
             case X509_V_ERR_INVALID_EXTENSION, X509_V_ERR_INVALID_POLICY_EXTENSION,
-                 X509_V_ERR_PATHLEN_INVALID_FOR_NON_CA, X509_V_ERR_KU_KEY_CERT_SIGN_INVALID_FOR_NON_CA:
+                X509_V_ERR_PATHLEN_INVALID_FOR_NON_CA, X509_V_ERR_KU_KEY_CERT_SIGN_INVALID_FOR_NON_CA:
                 self = .invalidExtension
             case X509_V_ERR_ERROR_IN_CERT_NOT_BEFORE_FIELD, X509_V_ERR_ERROR_IN_CERT_NOT_AFTER_FIELD:
                 self = .malformedCertificate

@@ -147,7 +147,8 @@ public struct ReceiptSigner: Sendable {
             }
             algorithm(digestOID, into: &s)
             if let attributesDER {
-                s.append(.contextSpecific(0, constructed: true), content: attributesDER.dropFirst(DERWriter.headerLength(of: attributesDER)))
+                s.append(
+                    .contextSpecific(0, constructed: true), content: attributesDER.dropFirst(DERWriter.headerLength(of: attributesDER)))
             }
             algorithm(signatureOID, into: &s)
             s.appendOctetString(signature)

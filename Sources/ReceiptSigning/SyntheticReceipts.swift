@@ -45,9 +45,10 @@ public enum SyntheticReceipts {
             ReceiptAttribute(type: 14, version: 1, value: [0x02, 0x02, 0x00, 0xE5]),
             ReceiptAttribute(type: 20, version: 1, value: [0x0C, 0x00]),
         ]
-        let undocumented = [1709, 1714, 1715, 1716, 1717, 1718].map {
-            ReceiptAttribute(type: $0, version: 1, value: [0x0C, 0x00])
-        } + [ReceiptAttribute(type: 1710, version: 1, value: [0x02, 0x01, 0x00])]
+        let undocumented =
+            [1709, 1714, 1715, 1716, 1717, 1718].map {
+                ReceiptAttribute(type: $0, version: 1, value: [0x0C, 0x00])
+            } + [ReceiptAttribute(type: 1710, version: 1, value: [0x02, 0x01, 0x00])]
 
         var records: [InAppPurchase] = []
         records.reserveCapacity(purchases)
@@ -80,7 +81,8 @@ public enum SyntheticReceipts {
                     chainRemaining = 12
                     chainOriginal = String(transaction)
                     let annual = rng.next() % 4 == 0
-                    chainProduct = annual ? "com.example.benchmark.app.subscription.pro.annual" : "com.example.benchmark.app.subscription.pro.monthly"
+                    chainProduct =
+                        annual ? "com.example.benchmark.app.subscription.pro.annual" : "com.example.benchmark.app.subscription.pro.monthly"
                     period = annual ? 86_400_000 * 365 : 86_400_000 * 30
                     chainStart = created - period * 12 - Int64(rng.next() % 1_000_000)
                 }
@@ -99,7 +101,10 @@ public enum SyntheticReceipts {
                 p.emptyDateAttributeTypes = [1712]
             } else {
                 let consumable = kind < 10
-                p.productIdentifier = consumable ? "com.example.benchmark.app.coins.\([100, 500, 1200][Int(rng.next() % 3)])" : "com.example.benchmark.app.pass.\(rng.next() % 8)"
+                p.productIdentifier =
+                    consumable
+                    ? "com.example.benchmark.app.coins.\([100, 500, 1200][Int(rng.next() % 3)])"
+                    : "com.example.benchmark.app.pass.\(rng.next() % 8)"
                 p.productType = consumable ? .consumable : .nonRenewingSubscription
                 p.originalTransactionIdentifier = p.transactionIdentifier
                 let date = created - Int64(rng.next() % (86_400_000 * 365))

@@ -33,9 +33,15 @@ public struct TestPKI: Sendable {
         public var leafNotBefore: Date?
         public var leafNotAfter: Date?
         /// Subject of the root, e.g. a copy of Apple's to test that names are not trusted.
-        public var rootSubject: [(String, String)] = [("C", "US"), ("O", "RMStore Test"), ("OU", "Test Certification Authority"), ("CN", "RMStore Test Root CA")]
-        public var intermediateSubject: [(String, String)] = [("C", "US"), ("O", "RMStore Test"), ("OU", "G1"), ("CN", "RMStore Test WWDR Intermediate")]
-        public var leafSubject: [(String, String)] = [("C", "US"), ("O", "RMStore Test"), ("OU", "RMStore Test Receipts"), ("CN", "RMStore Test Receipt Signing")]
+        public var rootSubject: [(String, String)] = [
+            ("C", "US"), ("O", "RMStore Test"), ("OU", "Test Certification Authority"), ("CN", "RMStore Test Root CA"),
+        ]
+        public var intermediateSubject: [(String, String)] = [
+            ("C", "US"), ("O", "RMStore Test"), ("OU", "G1"), ("CN", "RMStore Test WWDR Intermediate"),
+        ]
+        public var leafSubject: [(String, String)] = [
+            ("C", "US"), ("O", "RMStore Test"), ("OU", "RMStore Test Receipts"), ("CN", "RMStore Test Receipt Signing"),
+        ]
         /// Whether the intermediate and leaf carry Apple's marker extensions.
         public var intermediateMarker = true
         public var leafMarker = true
@@ -60,7 +66,8 @@ public struct TestPKI: Sendable {
 
         let intermediateKey = try PrivateKey.generateRSA(bits: options.keyBits)
         var intermediateBuilder = CertificateBuilder(
-            subject: options.intermediateSubject, serialNumber: TestPKI.randomSerial(), notBefore: options.notBefore, notAfter: options.notAfter,
+            subject: options.intermediateSubject, serialNumber: TestPKI.randomSerial(), notBefore: options.notBefore,
+            notAfter: options.notAfter,
             publicKey: try intermediateKey.publicKey)
         intermediateBuilder.digest = options.digest
         intermediateBuilder.basicConstraints = .ca(pathLength: 0)

@@ -235,7 +235,9 @@ public struct AppReceiptVerifier: Sendable {
         // Pinned anchor and chain policies, on the validated chain.
         if let chain = validatedChain, let last = chain.last {
             // Byte for byte, never by name: the embedded copy of a root is not what is trusted.
-            let anchorIndex = anchors.certificates.firstIndex { $0.derEncoded.count == last.derEncoded.count && $0.derEncoded == last.derEncoded }
+            let anchorIndex = anchors.certificates.firstIndex {
+                $0.derEncoded.count == last.derEncoded.count && $0.derEncoded == last.derEncoded
+            }
             record(
                 .pinnedAnchor, anchorIndex != nil,
                 anchorIndex.map { "ends at the configured anchor \(anchorSubjects[$0])" }
@@ -378,13 +380,15 @@ public struct AppReceiptVerifier: Sendable {
                 record(
                     .signatureAlgorithm, algorithmConsistent,
                     algorithmConsistent
-                        ? "\(algorithm)" : "\(algorithm) names a different digest than the SignerInfo (\(digest.map { "\($0)" } ?? "none"))")
+                        ? "\(algorithm)" : "\(algorithm) names a different digest than the SignerInfo (\(digest.map { "\($0)" } ?? "none"))"
+                )
             case (.ecdsa(let named), .ec):
                 algorithmConsistent = named == digest
                 record(
                     .signatureAlgorithm, algorithmConsistent,
                     algorithmConsistent
-                        ? "\(algorithm)" : "\(algorithm) names a different digest than the SignerInfo (\(digest.map { "\($0)" } ?? "none"))")
+                        ? "\(algorithm)" : "\(algorithm) names a different digest than the SignerInfo (\(digest.map { "\($0)" } ?? "none"))"
+                )
             default:
                 record(.signatureAlgorithm, false, "\(algorithm) does not fit the signer's \(kind) key")
             }
@@ -601,7 +605,8 @@ public struct AppReceiptVerifier: Sendable {
                         .expirationDate, ok,
                         ok
                             ? "expires \(ReceiptDate.rfc3339(expiration))"
-                            : "the receipt expired at \(ReceiptDate.rfc3339(expiration)), before the validation time \(ReceiptDate.rfc3339(time))")
+                            : "the receipt expired at \(ReceiptDate.rfc3339(expiration)), before the validation time \(ReceiptDate.rfc3339(time))"
+                    )
                 } else {
                     record(.expirationDate, false, "no validation time to compare the expiration date (21) with")
                 }

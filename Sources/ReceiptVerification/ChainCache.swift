@@ -1,6 +1,6 @@
-import Receipts
 import Foundation
 import ReceiptCrypto
+import Receipts
 
 /// A bounded, thread-safe cache of parsed signer certificates and validated chains.
 ///

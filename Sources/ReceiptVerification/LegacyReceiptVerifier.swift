@@ -181,7 +181,8 @@ public struct LegacyReceiptVerifier: Sendable {
     ) -> TransactionReceiptVerdict {
         var run = Run(expectations: expectations)
         run.record(.parse, true, "old-style property list, \(receipt.purchaseInfo.entries.count) purchase-info keys")
-        guard run.record(.trustAnchors, !anchors.isEmpty, anchors.isEmpty ? "no trust anchors configured" : "\(anchors.count) anchor(s)") else {
+        guard run.record(.trustAnchors, !anchors.isEmpty, anchors.isEmpty ? "no trust anchors configured" : "\(anchors.count) anchor(s)")
+        else {
             return run.verdict(receipt: receipt)
         }
 
@@ -193,16 +194,20 @@ public struct LegacyReceiptVerifier: Sendable {
             run.record(.signatureBlob, false, error.reason)
             return run.verdict(receipt: receipt)
         }
-        run.record(.signatureBlob, true, "version \(blob.version), \(blob.signature.count)-byte signature, \(blob.certificate.count)-byte certificate")
+        run.record(
+            .signatureBlob, true,
+            "version \(blob.version), \(blob.signature.count)-byte signature, \(blob.certificate.count)-byte certificate")
         run.signatureVersion = blob.version
 
         // 2. The version.
         if blob.version == 3 {
             run.assurance = .unconfirmed
-            guard run.record(.signatureVersion, acceptsUnconfirmedVersion3,
-                acceptsUnconfirmedVersion3
-                    ? "version 3 accepted: no real version 3 receipt exists, so its layout and digest are unconfirmed"
-                    : "version 3 is unconfirmed (no real sample exists) and acceptsUnconfirmedVersion3 is off")
+            guard
+                run.record(
+                    .signatureVersion, acceptsUnconfirmedVersion3,
+                    acceptsUnconfirmedVersion3
+                        ? "version 3 accepted: no real version 3 receipt exists, so its layout and digest are unconfirmed"
+                        : "version 3 is unconfirmed (no real sample exists) and acceptsUnconfirmedVersion3 is off")
             else { return run.verdict(receipt: receipt) }
         } else {
             run.record(.signatureVersion, true, "version \(blob.version): 128-byte RSA signature, SHA-1 (confirmed on real receipts)")
@@ -220,7 +225,9 @@ public struct LegacyReceiptVerifier: Sendable {
         }
         let expectedBits = blob.signature.count * 8
         guard case .rsa = key.kind, key.bits == expectedBits else {
-            run.record(.leafCertificate, false, "the leaf key is \(key.kind) (\(key.bits) bits); a version \(blob.version) signature needs RSA \(expectedBits)")
+            run.record(
+                .leafCertificate, false,
+                "the leaf key is \(key.kind) (\(key.bits) bits); a version \(blob.version) signature needs RSA \(expectedBits)")
             return run.verdict(receipt: receipt)
         }
         run.record(.leafCertificate, true, "\(leaf.subject.commonName ?? "leaf"), serial \(leaf.serialNumberHex), RSA \(key.bits)")
@@ -228,12 +235,17 @@ public struct LegacyReceiptVerifier: Sendable {
         let signed = blob.signedData(purchaseInfoData: receipt.purchaseInfoData)
         let digests: [DigestAlgorithm] = blob.version == 3 ? [.sha256, .sha1] : [.sha1]
         guard let digest = digests.first(where: { key.verify(signature: blob.signature, over: signed, digest: $0) }) else {
-            run.record(.signature, false, "the RSA signature does not verify over version ‖ purchase-info with \(digests.map(\.description).joined(separator: " or "))")
+            run.record(
+                .signature, false,
+                "the RSA signature does not verify over version ‖ purchase-info with \(digests.map(\.description).joined(separator: " or "))"
+            )
             return run.verdict(receipt: receipt)
         }
         run.digest = digest
-        run.record(.signature, true, "RSA PKCS#1 v1.5 with \(digest) over version ‖ \(receipt.purchaseInfoData.count) purchase-info bytes"
-            + (blob.version == 3 ? " (digest found by trial; unconfirmed)" : ""))
+        run.record(
+            .signature, true,
+            "RSA PKCS#1 v1.5 with \(digest) over version ‖ \(receipt.purchaseInfoData.count) purchase-info bytes"
+                + (blob.version == 3 ? " (digest found by trial; unconfirmed)" : ""))
 
         // 4. The chain at the validation time.
         let instant: Date
@@ -265,33 +277,42 @@ public struct LegacyReceiptVerifier: Sendable {
         guard run.record(.chainLength, chain.count == 3, "\(chain.count) certificates (leaf, iTunes Store CA, root required)") else {
             return run.verdict(receipt: receipt)
         }
-        guard run.record(.pinnedIntermediate, chain[1] == intermediate,
-            chain[1] == intermediate ? "the pinned \(intermediate.subject.commonName ?? "intermediate")" : "the chain's intermediate is not the pinned certificate")
+        guard
+            run.record(
+                .pinnedIntermediate, chain[1] == intermediate,
+                chain[1] == intermediate
+                    ? "the pinned \(intermediate.subject.commonName ?? "intermediate")"
+                    : "the chain's intermediate is not the pinned certificate")
         else { return run.verdict(receipt: receipt) }
         guard let last = chain.last, run.record(.pinnedAnchor, anchors.contains(last), "\(last.subject.commonName ?? "anchor")") else {
             return run.verdict(receipt: receipt)
         }
-        guard run.record(.purchaseReceiptMarker, leaf.hasExtension(oid: LegacyReceiptVerifier.leafMarkerOID),
-            leaf.hasExtension(oid: LegacyReceiptVerifier.leafMarkerOID)
-                ? "the leaf carries \(LegacyReceiptVerifier.leafMarkerOID)" : "the leaf lacks \(LegacyReceiptVerifier.leafMarkerOID)")
+        guard
+            run.record(
+                .purchaseReceiptMarker, leaf.hasExtension(oid: LegacyReceiptVerifier.leafMarkerOID),
+                leaf.hasExtension(oid: LegacyReceiptVerifier.leafMarkerOID)
+                    ? "the leaf carries \(LegacyReceiptVerifier.leafMarkerOID)" : "the leaf lacks \(LegacyReceiptVerifier.leafMarkerOID)")
         else { return run.verdict(receipt: receipt) }
         run.chain = chain
 
         // 6. Expectations.
         let info = receipt.purchaseInfo
         if let expected = expectations.bundleIdentifier {
-            run.record(.bundleIdentifier, info.bundleIdentifier == expected, "bid \(quoted(info.bundleIdentifier)), expected \(quoted(expected))")
+            run.record(
+                .bundleIdentifier, info.bundleIdentifier == expected, "bid \(quoted(info.bundleIdentifier)), expected \(quoted(expected))")
         }
         if let expected = expectations.bundleVersion {
             run.record(.bundleVersion, info.bundleVersion == expected, "bvrs \(quoted(info.bundleVersion)), expected \(quoted(expected))")
         }
         if let expected = expectations.productIdentifiers {
-            run.record(.productIdentifier, info.productIdentifier.map(expected.contains) ?? false,
+            run.record(
+                .productIdentifier, info.productIdentifier.map(expected.contains) ?? false,
                 "product-id \(quoted(info.productIdentifier)), expected one of \(expected.sorted().map(quoted).joined(separator: ", "))")
         }
         if let allowed = expectations.allowedEnvironments {
             let kind = receipt.environmentKind
-            run.record(.environment, allowed.contains(kind),
+            run.record(
+                .environment, allowed.contains(kind),
                 "environment \(quoted(receipt.environment)) (\(kind.rawValue.lowercased())); not covered by the signature")
         }
         return run.verdict(receipt: receipt)

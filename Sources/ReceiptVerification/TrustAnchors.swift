@@ -1,6 +1,6 @@
-import Receipts
 public import Foundation
 public import ReceiptCrypto
+import Receipts
 
 /// Why a trust anchor could not be loaded.
 ///

@@ -44,7 +44,7 @@ extension AppReceiptParser {
             }
             let a = Attribute(type: type.value, version: version.value, start: p, value: valueLength.start..<sequenceEnd)
             #if DEBUG
-            ASN1Instrumentation.count(5)  // SEQUENCE, two INTEGERs, OCTET STRING, the value's element
+                ASN1Instrumentation.count(5)  // SEQUENCE, two INTEGERs, OCTET STRING, the value's element
             #endif
             attributeCount &+= 1
             p = sequenceEnd

@@ -250,7 +250,7 @@ struct AppReceiptParser {
     @inline(__always)
     static func fastAttribute(_ b: UnsafeRawBufferPointer, at p: Int, end: Int) -> Attribute? {
         #if DEBUG
-        ASN1Instrumentation.count(4)  // SEQUENCE, two INTEGERs, OCTET STRING
+            ASN1Instrumentation.count(4)  // SEQUENCE, two INTEGERs, OCTET STRING
         #endif
         guard p < end, b[p] == 0x30, let sequence = fastLength(b, p &+ 1, end) else { return nil }
         let sequenceEnd = sequence.start &+ sequence.length

@@ -67,7 +67,6 @@ public struct InAppPurchase: Sendable {
     @inline(__always)
     func date(_ bit: Present, _ ms: Int64) -> Date? { present.contains(bit) ? ReceiptDate.date(milliseconds: ms) : nil }
 
-
     /// 1701: number of items purchased.
     public var quantity: Int64? {
         get { int(.quantity, quantityValue) }

@@ -16,11 +16,11 @@ public enum JSONValue: Sendable, Equatable {
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
-        case let (.bool(a), .bool(b)): a == b
-        case let (.number(a), .number(b)): a == b
-        case let (.string(a), .string(b)): a == b
-        case let (.array(a), .array(b)): a == b
-        case let (.object(a), .object(b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.bool(let a), .bool(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         default: false
         }
     }
@@ -116,7 +116,10 @@ public enum JSONValue: Sendable, Equatable {
                     members.append((key, try value(depth: depth + 1)))
                     skipSpace()
                     guard position < bytes.count else { throw fail("unterminated object") }
-                    if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+                    if bytes[position] == UInt8(ascii: ",") {
+                        position += 1
+                        continue
+                    }
                     try expect("}")
                     return .object(members)
                 }
@@ -133,7 +136,10 @@ public enum JSONValue: Sendable, Equatable {
                     elements.append(try value(depth: depth + 1))
                     skipSpace()
                     guard position < bytes.count else { throw fail("unterminated array") }
-                    if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+                    if bytes[position] == UInt8(ascii: ",") {
+                        position += 1
+                        continue
+                    }
                     try expect("]")
                     return .array(elements)
                 }
@@ -362,7 +368,14 @@ public struct JSONWriter: Sendable {
         case .number(let n): if let key { number(key, n) } else { raw(Array(n.utf8)) }
         case .string(let s): if let key { string(key, s) } else { string(s) }
         case .array(let elements):
-            if let key { beginArray(key) } else { beforeValue(); output.append(UInt8(ascii: "[")); level += 1; needsComma = false }
+            if let key {
+                beginArray(key)
+            } else {
+                beforeValue()
+                output.append(UInt8(ascii: "["))
+                level += 1
+                needsComma = false
+            }
             for element in elements { self.value(nil, element) }
             endArray()
         case .object(let members):

@@ -85,7 +85,8 @@ public enum OldStylePropertyList {
         _ bytes: [UInt8], limits: ReceiptLimits = .default, context: String = ""
     ) throws(ReceiptError) -> Value {
         guard bytes.count <= limits.maximumInputSize else {
-            throw ReceiptError.make(.inputTooLarge, nil, "\(context)property list of \(bytes.count) bytes exceeds \(limits.maximumInputSize)")
+            throw ReceiptError.make(
+                .inputTooLarge, nil, "\(context)property list of \(bytes.count) bytes exceeds \(limits.maximumInputSize)")
         }
         var parser = Parser(bytes: bytes, limits: limits, context: context)
         try parser.skipSpaceAndComments()

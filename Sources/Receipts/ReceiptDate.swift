@@ -1,5 +1,5 @@
-public import FoundationEssentials
 @_spi(RawParsing) import ASN1
+public import FoundationEssentials
 
 /// Receipt date handling without Foundation formatters: a hand-written RFC 3339 parser for the
 /// IA5String dates inside receipts, and the formats Apple's verifyReceipt JSON used.

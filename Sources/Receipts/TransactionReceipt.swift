@@ -187,9 +187,12 @@ public struct TransactionReceiptSignature: Sendable, Equatable {
         }
         let lengthOffset = 1 + length
         guard blob.count >= lengthOffset + 4 else {
-            throw fail(blob.count, "\(blob.count) bytes is too short for a version \(version) blob (\(lengthOffset + 4) bytes before the certificate)")
+            throw fail(
+                blob.count,
+                "\(blob.count) bytes is too short for a version \(version) blob (\(lengthOffset + 4) bytes before the certificate)")
         }
-        let certificateLength = Int(blob[lengthOffset]) << 24 | Int(blob[lengthOffset + 1]) << 16
+        let certificateLength =
+            Int(blob[lengthOffset]) << 24 | Int(blob[lengthOffset + 1]) << 16
             | Int(blob[lengthOffset + 2]) << 8 | Int(blob[lengthOffset + 3])
         let certificateOffset = lengthOffset + 4
         let available = blob.count - certificateOffset

@@ -83,9 +83,10 @@ extension PurchaseInfo {
         case .number(let text), .string(let text): .string(text)
         case .array(let elements): .array(elements.compactMap(plistValue))
         case .object(let members):
-            .dictionary(members.compactMap { name, member in
-                plistValue(member).map { OldStylePropertyList.Entry(key: String(name.map { $0 == "_" ? "-" : $0 }), value: $0) }
-            })
+            .dictionary(
+                members.compactMap { name, member in
+                    plistValue(member).map { OldStylePropertyList.Entry(key: String(name.map { $0 == "_" ? "-" : $0 }), value: $0) }
+                })
         }
     }
 }

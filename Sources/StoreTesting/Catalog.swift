@@ -157,14 +157,18 @@ private struct ConfigurationSettings: Decodable {
     var storefront: String?
 
     private enum CodingKeys: String, CodingKey {
-        case underscoredLocale = "_locale", underscoredStorefront = "_storefront", locale, storefront
+        case underscoredLocale = "_locale"
+        case underscoredStorefront = "_storefront"
+        case locale, storefront
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        locale = try container.decodeIfPresent(String.self, forKey: .underscoredLocale)
+        locale =
+            try container.decodeIfPresent(String.self, forKey: .underscoredLocale)
             ?? container.decodeIfPresent(String.self, forKey: .locale)
-        storefront = try container.decodeIfPresent(String.self, forKey: .underscoredStorefront)
+        storefront =
+            try container.decodeIfPresent(String.self, forKey: .underscoredStorefront)
             ?? container.decodeIfPresent(String.self, forKey: .storefront)
     }
 }
@@ -199,8 +203,9 @@ private struct ConfigurationProduct: Decodable {
             throw StoreKitConfigurationError(reason: "product \(productID) has unknown type \(other)")
         }
         guard let priceText = displayPrice,
-              let price = Decimal(string: priceText, locale: Locale(identifier: "en_US_POSIX")),
-              price >= 0 else {
+            let price = Decimal(string: priceText, locale: Locale(identifier: "en_US_POSIX")),
+            price >= 0
+        else {
             throw StoreKitConfigurationError(reason: "product \(productID) has no valid displayPrice")
         }
         var period: SubscriptionPeriod?

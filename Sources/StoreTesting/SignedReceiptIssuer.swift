@@ -1,7 +1,7 @@
 public import Foundation
+import RMStore
 public import ReceiptSigning
 public import Receipts
-import RMStore
 
 /// The simulated App Store's real receipt issuer: builds an app receipt from the store's
 /// transaction history and signs it as PKCS#7 with a test PKI, so the real verifiers check a
@@ -36,7 +36,8 @@ public struct SignedReceiptIssuer: ReceiptIssuing {
         receipt.receiptType = receiptType
         receipt.appItemID = 0
         receipt.bundleIdentifier = contents.bundleIdentifier
-        receipt.bundleIdentifierData = [0x0C] + SignedReceiptIssuer.lengthOctets(contents.bundleIdentifier.utf8.count)
+        receipt.bundleIdentifierData =
+            [0x0C] + SignedReceiptIssuer.lengthOctets(contents.bundleIdentifier.utf8.count)
             + Array(contents.bundleIdentifier.utf8)
         receipt.appVersion = contents.appVersion
         receipt.originalAppVersion = contents.originalApplicationVersion
@@ -54,12 +55,13 @@ public struct SignedReceiptIssuer: ReceiptIssuing {
             purchase.subscriptionExpirationDate = item.expirationDate
             purchase.cancellationDate = item.cancellationDate
             purchase.webOrderLineItemID = item.webOrderLineItemID ?? 0
-            purchase.productType = switch item.productType {
-            case .nonConsumable: .nonConsumable
-            case .consumable: .consumable
-            case .nonRenewingSubscription: .nonRenewingSubscription
-            case .autoRenewableSubscription: .autoRenewableSubscription
-            }
+            purchase.productType =
+                switch item.productType {
+                case .nonConsumable: .nonConsumable
+                case .consumable: .consumable
+                case .nonRenewingSubscription: .nonRenewingSubscription
+                case .autoRenewableSubscription: .autoRenewableSubscription
+                }
             if item.productType == .autoRenewableSubscription {
                 purchase.isTrialPeriod = false
                 purchase.isInIntroOfferPeriod = false

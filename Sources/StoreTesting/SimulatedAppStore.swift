@@ -3,9 +3,9 @@
 // outcomes, hosted downloads, restores, subscription renewals on a simulated clock, redelivery of
 // unfinished transactions, and the receipt seam.
 
+import ASN1
 public import Foundation
 public import RMStore
-import ASN1
 
 /// How a simulated payment ends.
 public enum PurchaseOutcome: Sendable {
@@ -153,7 +153,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         self.receiptURL = receiptURL
         self.receiptIssuer = receiptIssuer
         self.clock = clock
-        self.downloadsDirectory = downloadsDirectory
+        self.downloadsDirectory =
+            downloadsDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("SimulatedAppStore-\(UUID().uuidString)")
         self.deliversAutomatically = deliversAutomatically
         var random = SplitMix64(seed: seed)
@@ -284,7 +285,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             return
         }
         guard catalog.product(payment.productIdentifier) != nil else {
-            failPurchase(payment, identifier: identifier, error: StoreError(.paymentInvalid, "No product \(payment.productIdentifier) in the catalog"))
+            failPurchase(
+                payment, identifier: identifier,
+                error: StoreError(.paymentInvalid, "No product \(payment.productIdentifier) in the catalog"))
             return
         }
         deliver(transactions: [PaymentTransaction(identifier: identifier, state: .purchasing, payment: payment)])
@@ -386,13 +389,15 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         for record in purchases {
             let entry = record.receiptEntry
             guard entry.productType == .nonConsumable || entry.productType == .autoRenewableSubscription,
-                  applicationUsername == nil || record.applicationUsername == applicationUsername,
-                  let simulated = catalog.product(entry.productIdentifier) else { continue }
+                applicationUsername == nil || record.applicationUsername == applicationUsername,
+                let simulated = catalog.product(entry.productIdentifier)
+            else { continue }
             let identifier = nextTransactionIdentifier()
             var transaction = PaymentTransaction(
                 identifier: identifier,
                 state: .restored,
-                payment: Payment(productIdentifier: entry.productIdentifier, quantity: entry.quantity, applicationUsername: record.applicationUsername),
+                payment: Payment(
+                    productIdentifier: entry.productIdentifier, quantity: entry.quantity, applicationUsername: record.applicationUsername),
                 date: now,
                 original: OriginalTransaction(identifier: entry.transactionIdentifier, date: entry.purchaseDate),
                 expirationDate: entry.expirationDate,
@@ -496,7 +501,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
 
     private func stepDownload(_ identifier: String, generation: Int) {
         guard var record = downloads[identifier], record.generation == generation,
-              record.download.state == .waiting || record.download.state == .active else { return }
+            record.download.state == .waiting || record.download.state == .active
+        else { return }
         let steps = record.content.progressSteps
         if record.nextStep < steps.count {
             record.download.state = .active
@@ -530,7 +536,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     }
 
     private func writeContent(of record: DownloadRecord) throws -> URL {
-        let directory = downloadsDirectory
+        let directory =
+            downloadsDirectory
             .appendingPathComponent(record.download.transactionIdentifier)
             .appendingPathComponent(record.content.contentIdentifier)
         let contents = directory.appendingPathComponent("Contents")
@@ -624,10 +631,12 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
                 return
             }
             let sorted = identifiers.sorted()
-            completion(.success(ProductsResponse(
-                products: sorted.compactMap { self.catalog.product($0)?.product },
-                invalidProductIdentifiers: sorted.filter { self.catalog.product($0) == nil }
-            )))
+            completion(
+                .success(
+                    ProductsResponse(
+                        products: sorted.compactMap { self.catalog.product($0)?.product },
+                        invalidProductIdentifiers: sorted.filter { self.catalog.product($0) == nil }
+                    )))
         }
     }
 
@@ -652,7 +661,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             originalApplicationVersion: originalApplicationVersion,
             creationDate: clock.now,
             receiptURL: receiptURL,
-            inAppPurchases: purchases
+            inAppPurchases:
+                purchases
                 .filter { !($0.receiptEntry.productType == .consumable && $0.finished) }
                 .map(\.receiptEntry)
         )

@@ -1,8 +1,7 @@
-import Receipts
 import Dispatch
 public import Foundation
-
 import Glibc
+import Receipts
 
 /// Answers requests for ``HTTPServer``. Called on the connection's own thread, possibly on many
 /// threads at once, so implementations must be thread-safe (they are `Sendable`).
@@ -267,7 +266,8 @@ public final class HTTPServer: Sendable {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
-            throw HTTPServerError(operation: "resolve", errorNumber: nil, reason: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+            throw HTTPServerError(
+                operation: "resolve", errorNumber: nil, reason: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
         }
         defer { freeaddrinfo(list) }
         let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
@@ -346,7 +346,8 @@ public final class HTTPServer: Sendable {
                 return true
             }
             guard admitted else {
-                let busy = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
+                let busy = Array(
+                    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
                 _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(fd)
                 continue

@@ -1,6 +1,7 @@
-import Receipts
 import Dispatch
 public import Foundation
+import Receipts
+
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
 #endif

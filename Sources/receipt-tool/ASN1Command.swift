@@ -67,7 +67,8 @@ struct TreePrinter {
         let id = element.identifier
         let offset = (relative ? "+" : "") + String(element.offset)
         let length = element.isIndefiniteLength ? "inf" : String(element.contentLength)
-        let prefix = offset.leftPad(6) + ":d=\(depth)".padding(toLength: 5, withPad: " ", startingAt: 0)
+        let prefix =
+            offset.leftPad(6) + ":d=\(depth)".padding(toLength: 5, withPad: " ", startingAt: 0)
             + " hl=\(element.headerLength)".padding(toLength: 5, withPad: " ", startingAt: 0)
             + " l=" + length.leftPad(5) + (id.isConstructed ? " cons: " : " prim: ")
         let tag = String(repeating: " ", count: depth) + id.description
@@ -150,14 +151,16 @@ struct TreePrinter {
         let octets = try element.octets()
         guard let inner = parseSingle(octets), inner.identifier == .set || inner.identifier == .sequence else { return }
         let segmented = element.identifier.isConstructed
-        lines.append(String(repeating: " ", count: 6) + "  -- contents of the OCTET STRING at \(element.offset)"
-            + (segmented ? " (segments concatenated; offsets relative to it, marked +)" : "") + " --")
+        lines.append(
+            String(repeating: " ", count: 6) + "  -- contents of the OCTET STRING at \(element.offset)"
+                + (segmented ? " (segments concatenated; offsets relative to it, marked +)" : "") + " --")
         var isPayload = false
         if inner.identifier == .set, var children = try? inner.children(), var first = try? children.readSequence() {
             isPayload = (try? first.readInteger(Int.self)) != nil
         }
-        try print(inner, depth: depth + 1, context: isPayload ? .payloadSet(inApp: false) : .none, relative: relative || segmented,
-                  note: isPayload ? "receipt payload" : "")
+        try print(
+            inner, depth: depth + 1, context: isPayload ? .payloadSet(inApp: false) : .none, relative: relative || segmented,
+            note: isPayload ? "receipt payload" : "")
     }
 
     func parseSingle(_ bytes: ArraySlice<UInt8>) -> ASN1Element? {

@@ -110,14 +110,18 @@ enum TextLayout {
         if let v = r.undocumentedInteger13 { out.append(line("Attribute 13 (integer)", String(v))) }
         if let v = r.undocumentedInteger25 { out.append(line("Attribute 25 (integer)", String(v))) }
         for attribute in r.unknownAttributes {
-            out.append(line("Attribute \(attribute.type) (v\(attribute.version))", "\(attribute.value.count) bytes  \(hexPreview(attribute.value))"))
+            out.append(
+                line(
+                    "Attribute \(attribute.type) (v\(attribute.version))", "\(attribute.value.count) bytes  \(hexPreview(attribute.value))")
+            )
         }
         if let envelope {
             out.append("Signature (not verified; use 'receipt-tool verify')")
             for (index, signer) in envelope.signers.enumerated() {
                 let digest = OIDNames.name(signer.digestAlgorithm.oid.description)
                 let algorithm = OIDNames.name(signer.signatureAlgorithm.oid.description)
-                let attributes = signer.signedAttributes.isEmpty ? "no signed attributes" : "\(signer.signedAttributes.count) signed attributes"
+                let attributes =
+                    signer.signedAttributes.isEmpty ? "no signed attributes" : "\(signer.signedAttributes.count) signed attributes"
                 out.append(line("Signer \(index + 1)", "\(digest), \(algorithm), \(signer.signature.count)-byte signature, \(attributes)"))
             }
             out.append(line("Embedded certificates", "\(envelope.certificates.count) (untrusted until verified)"))
@@ -141,7 +145,11 @@ enum TextLayout {
             if let v = p.undocumentedInteger1722 { out.append(line("Attribute 1722 (integer)", String(v), indent: 5)) }
             let unknown = p.unknownAttributes
             if !unknown.isEmpty {
-                out.append(line("Other attributes", unknown.map { "\($0.type)" + ($0.value.count > 2 ? "=\(hexPreview($0.value, limit: 8))" : "") }.joined(separator: " "), indent: 5))
+                out.append(
+                    line(
+                        "Other attributes",
+                        unknown.map { "\($0.type)" + ($0.value.count > 2 ? "=\(hexPreview($0.value, limit: 8))" : "") }.joined(
+                            separator: " "), indent: 5))
             }
         }
         return out.joined(separator: "\n")

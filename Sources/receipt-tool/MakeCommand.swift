@@ -4,9 +4,9 @@ import ReceiptSigning
 import Receipts
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `receipt-tool make`: builds and signs a receipt from a JSON description.
@@ -107,7 +107,8 @@ enum MakeCommand {
             }
             printOut(
                 "Wrote \(output): \(bytes.count) bytes, \(args.flag("--ber") ? "BER (Xcode)" : "DER (App Store)"), \(digest), "
-                    + "\(1 + chain.count) certificate\(chain.isEmpty ? "" : "s"), \(receipt.inAppPurchases.count) in-app purchase\(receipt.inAppPurchases.count == 1 ? "" : "s")")
+                    + "\(1 + chain.count) certificate\(chain.isEmpty ? "" : "s"), \(receipt.inAppPurchases.count) in-app purchase\(receipt.inAppPurchases.count == 1 ? "" : "s")"
+            )
         } else {
             FileHandle.standardOutput.write(Data(bytes))
         }

@@ -16,17 +16,27 @@ extension TextLayout {
         if let blob = r.signatureBlob {
             do throws(ReceiptError) {
                 let signature = try r.signature()
-                out.append(line("Blob", "\(blob.count) bytes, version \(signature.version)"
-                    + (signature.version == 3 ? " (no real version 3 sample exists: layout unconfirmed)" : "")))
+                out.append(
+                    line(
+                        "Blob",
+                        "\(blob.count) bytes, version \(signature.version)"
+                            + (signature.version == 3 ? " (no real version 3 sample exists: layout unconfirmed)" : "")))
                 out.append(line("RSA signature", "\(signature.signature.count) bytes  \(hexPreview(signature.signature, limit: 16))"))
                 if let certificate = try? Certificate(derEncoded: signature.certificate) {
-                    out.append(line("Leaf certificate", "\(certificate.subject.commonName ?? "\(certificate.subject)") (untrusted until verified)"))
+                    out.append(
+                        line("Leaf certificate", "\(certificate.subject.commonName ?? "\(certificate.subject)") (untrusted until verified)")
+                    )
                     out.append(line("  Issuer", certificate.issuer.commonName ?? "\(certificate.issuer)"))
                     out.append(line("  Serial", certificate.serialNumberHex))
-                    out.append(line("  Valid", "\(ReceiptDate.rfc3339(certificate.notBefore)) → \(ReceiptDate.rfc3339(certificate.notAfter))"))
+                    out.append(
+                        line("  Valid", "\(ReceiptDate.rfc3339(certificate.notBefore)) → \(ReceiptDate.rfc3339(certificate.notAfter))"))
                     let bits = (try? certificate.publicKey.bits).map { "RSA \($0)" } ?? "unreadable key"
                     out.append(line("  Key", bits))
-                    out.append(line("  Marker", "1.2.840.113635.100.6.5.1 " + (certificate.hasExtension(oid: "1.2.840.113635.100.6.5.1") ? "present" : "absent")))
+                    out.append(
+                        line(
+                            "  Marker",
+                            "1.2.840.113635.100.6.5.1 " + (certificate.hasExtension(oid: "1.2.840.113635.100.6.5.1") ? "present" : "absent")
+                        ))
                 } else {
                     out.append(line("Leaf certificate", "\(signature.certificate.count) bytes that do not parse as X.509"))
                 }

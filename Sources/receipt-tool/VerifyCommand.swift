@@ -6,9 +6,9 @@ import Receipts
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `receipt-tool verify`: verifies receipts (one, many, a directory, or JSON lines on stdin) and
@@ -101,7 +101,9 @@ enum VerifyCommand {
         let time = try parseTime(args.value("--at") ?? "creation")
         var jobs = ProcessInfo.processInfo.activeProcessorCount
         if let text = args.value("--jobs") {
-            guard let value = Int(text), value >= 1, value <= 1024 else { throw UsageError("--jobs '\(text)' is not a number from 1 to 1024") }
+            guard let value = Int(text), value >= 1, value <= 1024 else {
+                throw UsageError("--jobs '\(text)' is not a number from 1 to 1024")
+            }
             jobs = value
         }
 
@@ -124,7 +126,8 @@ enum VerifyCommand {
         let summary = Batch(items: items, jobs: jobs).run { item in
             Self.verify(item, verifier: verifier, legacy: legacy, expectations: expected, time: time, json: json)
         }
-        let line = "\(summary.total) receipt\(summary.total == 1 ? "" : "s"): \(summary.valid) valid, \(summary.invalid) invalid, \(summary.unreadable) unreadable"
+        let line =
+            "\(summary.total) receipt\(summary.total == 1 ? "" : "s"): \(summary.valid) valid, \(summary.invalid) invalid, \(summary.unreadable) unreadable"
         if json { printError(line) } else { printOut(line) }
         return summary.valid == summary.total ? ExitStatus.success : ExitStatus.failure
     }
@@ -273,9 +276,13 @@ enum VerifyCommand {
     }
 
     static func text(_ label: String, _ status: Status, _ verdict: ReceiptVerdict) -> String {
-        var lines = ["\(label): \(status.rawValue.uppercased())" + (verdict.validationTime.map { " (validated at \(ReceiptDate.rfc3339($0)))" } ?? "")]
+        var lines = [
+            "\(label): \(status.rawValue.uppercased())"
+                + (verdict.validationTime.map { " (validated at \(ReceiptDate.rfc3339($0)))" } ?? "")
+        ]
         for check in verdict.checks {
-            lines.append("  \(check.passed ? "✓" : "✗") \(check.name.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(check.reason)")
+            lines.append(
+                "  \(check.passed ? "✓" : "✗") \(check.name.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(check.reason)")
         }
         if !verdict.unchecked.isEmpty, verdict.receipt != nil {
             lines.append("  · not checked: " + verdict.unchecked.map(\.rawValue).joined(separator: ", "))

@@ -34,7 +34,9 @@ extension VerifyCommand {
             if let time = verdict.validationTime { heading += " (validated at \(ReceiptDate.rfc3339(time)))" }
             var lines = [heading]
             for check in verdict.checks {
-                lines.append("  \(check.passed ? "✓" : "✗") \(check.name.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)) \(check.reason)")
+                lines.append(
+                    "  \(check.passed ? "✓" : "✗") \(check.name.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)) \(check.reason)"
+                )
             }
             if !verdict.unchecked.isEmpty, verdict.receipt != nil {
                 lines.append("  · not checked: " + verdict.unchecked.map(\.rawValue).joined(separator: ", "))

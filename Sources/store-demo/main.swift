@@ -85,17 +85,21 @@ enum Demo {
 
     static var catalog: StoreCatalog {
         StoreCatalog(products: [
-            SimulatedProduct(Product(identifier: coins, localizedTitle: "100 Coins", price: Decimal(string: "0.99") ?? 1, kind: .consumable)),
-            SimulatedProduct(Product(identifier: level, localizedTitle: "Bonus Level", price: Decimal(string: "1.99") ?? 2, kind: .nonConsumable)),
             SimulatedProduct(
-                Product(identifier: pack, localizedTitle: "Sound Pack", price: Decimal(string: "2.99") ?? 3, priceLocaleIdentifier: "fr_FR",
-                        kind: .nonConsumable),
+                Product(identifier: coins, localizedTitle: "100 Coins", price: Decimal(string: "0.99") ?? 1, kind: .consumable)),
+            SimulatedProduct(
+                Product(identifier: level, localizedTitle: "Bonus Level", price: Decimal(string: "1.99") ?? 2, kind: .nonConsumable)),
+            SimulatedProduct(
+                Product(
+                    identifier: pack, localizedTitle: "Sound Pack", price: Decimal(string: "2.99") ?? 3, priceLocaleIdentifier: "fr_FR",
+                    kind: .nonConsumable),
                 hostedContents: [SimulatedDownloadContent(contentIdentifier: "sounds", progressSteps: [0.25, 0.5, 0.75])]
             ),
-            SimulatedProduct(Product(
-                identifier: monthly, localizedTitle: "Premium (monthly)", price: Decimal(string: "4.99") ?? 5,
-                kind: .autoRenewableSubscription, subscriptionPeriod: SubscriptionPeriod(value: 1, unit: .month)
-            )),
+            SimulatedProduct(
+                Product(
+                    identifier: monthly, localizedTitle: "Premium (monthly)", price: Decimal(string: "4.99") ?? 5,
+                    kind: .autoRenewableSubscription, subscriptionPeriod: SubscriptionPeriod(value: 1, unit: .month)
+                )),
         ])
     }
 
@@ -163,16 +167,20 @@ enum Demo {
         print("")
         print("Summary")
         print("  notifications posted:        \(printer.count)")
-        print("  transactions finished:       \(sim.finishedTransactionIdentifiers.count) (unfinished: \(sim.unfinishedTransactions.count))")
+        print(
+            "  transactions finished:       \(sim.finishedTransactionIdentifiers.count) (unfinished: \(sim.unfinishedTransactions.count))")
         print("  receipt refreshes:           \(sim.refreshRequestCount) (verifier asked for \(verifier.refreshRequestCount))")
-        print("  receipt:                     \(receipt.receiptType ?? "?"), \(receipt.inAppPurchases.count) in-app records, created \(receipt.creationDate.map { "\($0)" } ?? "?")")
+        print(
+            "  receipt:                     \(receipt.receiptType ?? "?"), \(receipt.inAppPurchases.count) in-app records, created \(receipt.creationDate.map { "\($0)" } ?? "?")"
+        )
         print("  subscription active now:     \(subscribed) (\(receipt.inAppPurchases(ofProduct: monthly).count) periods in the receipt)")
         print("  ledger (\(persistor.fileURL.lastPathComponent), mode 0600, HMAC-tagged):")
         for product in try persistor.purchasedProductIdentifiers().sorted() {
             let records = try persistor.transactions(forProduct: product)
             let webOrder = records.compactMap(\.webOrderLineItemID).map(String.init).joined(separator: ", ")
-            print("    \(product): \(records.count) record(s), \(try persistor.count(productIdentifier: product)) unconsumed"
-                + (webOrder.isEmpty ? "" : ", web order line items \(webOrder)"))
+            print(
+                "    \(product): \(records.count) record(s), \(try persistor.count(productIdentifier: product)) unconsumed"
+                    + (webOrder.isEmpty ? "" : ", web order line items \(webOrder)"))
         }
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ASN1
 
 /// A random ASN.1 value tree for round-trip properties.
@@ -20,7 +21,8 @@ indirect enum TestTree: Equatable {
         case 2: return .utf8(String((0..<Int(rng.next() % 20)).map { _ in ["a", "é", "€", "😀", "Z"][Int(rng.next() % 5)] }))
         case 3: return .boolean(rng.next() % 2 == 0)
         case 4: return .null
-        case 5: return .oid([UInt64(rng.next() % 3), rng.next() % 40] + (0..<Int(rng.next() % 6)).map { _ in rng.next() >> (rng.next() % 64) })
+        case 5:
+            return .oid([UInt64(rng.next() % 3), rng.next() % 40] + (0..<Int(rng.next() % 6)).map { _ in rng.next() >> (rng.next() % 64) })
         case 6: return .sequence((0..<Int(rng.next() % 5)).map { _ in random(depth: depth - 1, using: &rng) })
         default: return .tagged(UInt32(rng.next() % 40), random(depth: depth - 1, using: &rng))
         }
@@ -52,7 +54,9 @@ indirect enum TestTree: Equatable {
         case .octetString: return .octets(Array(try element.octets()))
         case .utf8String: return .utf8(try element.utf8String())
         case .boolean: return .boolean(try element.boolean())
-        case .null: try element.null(); return .null
+        case .null:
+            try element.null()
+            return .null
         case .objectIdentifier: return .oid(try element.objectIdentifier().components)
         case .sequence:
             var children = try element.children()

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ASN1
 
 /// Decodes `bytes` as one root element (nothing after it) and walks the whole tree.
@@ -46,9 +47,13 @@ func hex(_ s: String) -> [UInt8] {
         Case(name: "long length 0x80", bytes: "04 81 80" + String(repeating: "00", count: 0x80), rules: .der, expected: nil),
         Case(name: "long length 0xFF", bytes: "04 81 FF" + String(repeating: "00", count: 0xFF), rules: .der, expected: nil),
         Case(name: "two-octet length 0x100", bytes: "04 82 01 00" + String(repeating: "00", count: 0x100), rules: .der, expected: nil),
-        Case(name: "DER rejects long form for 0x7F", bytes: "04 81 7F" + String(repeating: "00", count: 0x7F), rules: .der, expected: .invalidLength),
+        Case(
+            name: "DER rejects long form for 0x7F", bytes: "04 81 7F" + String(repeating: "00", count: 0x7F), rules: .der,
+            expected: .invalidLength),
         Case(name: "BER accepts long form for 0x7F", bytes: "04 81 7F" + String(repeating: "00", count: 0x7F), rules: .ber, expected: nil),
-        Case(name: "DER rejects leading zero length octet", bytes: "04 82 00 80" + String(repeating: "00", count: 0x80), rules: .der, expected: .invalidLength),
+        Case(
+            name: "DER rejects leading zero length octet", bytes: "04 82 00 80" + String(repeating: "00", count: 0x80), rules: .der,
+            expected: .invalidLength),
         Case(name: "BER accepts leading zero length octet", bytes: "04 82 00 05 0102030405", rules: .ber, expected: nil),
         Case(name: "reserved length 0xFF", bytes: "04 FF", rules: .ber, expected: .invalidLength),
         Case(name: "nine length octets", bytes: "04 89 00 00 00 00 00 00 00 00 01", rules: .ber, expected: .invalidLength),
@@ -296,8 +301,10 @@ func hex(_ s: String) -> [UInt8] {
         #expect(g.secondsSince1970 == 2_524_608_000)
         var old = try ASN1Reader(Array("\u{17}\u{0D}500101000000Z".utf8))
         #expect(try old.readTime().year == 1950)
-        for bad in ["\u{17}\u{0B}3502092140Z", "\u{17}\u{0D}351302000000Z", "\u{17}\u{0D}350230000000Z", "\u{18}\u{10}20500101000000.0Z",
-                    "\u{17}\u{11}350209214036+0100"] {
+        for bad in [
+            "\u{17}\u{0B}3502092140Z", "\u{17}\u{0D}351302000000Z", "\u{17}\u{0D}350230000000Z", "\u{18}\u{10}20500101000000.0Z",
+            "\u{17}\u{11}350209214036+0100",
+        ] {
             var r = try ASN1Reader(Array(bad.utf8))
             #expect(errorCode { _ = try r.readTime() } == .invalidTime, "\(bad)")
         }

@@ -4,8 +4,9 @@
 import Foundation
 import RMStore
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The persistence-child executable, built next to the test binary.
@@ -35,7 +36,8 @@ struct CrashSafetyTests {
             let file = directory.appendingPathComponent("ledger")
             let process = Process()
             process.executableURL = child
-            process.arguments = kind == .keychainLike
+            process.arguments =
+                kind == .keychainLike
                 ? ["secure", file.path, "100000", String(decoding: PersistorKind.key, as: UTF8.self)]
                 : ["defaults", file.path, "100000"]
             process.standardOutput = FileHandle.nullDevice

@@ -49,7 +49,9 @@ struct RMStoreDefectTests {
         f.sim.refreshError = TestError("offline")
         var failures = 0
         for _ in 0..<3 {
-            f.store.refreshReceipt { Issue.record("success") } failure: { error in
+            f.store.refreshReceipt {
+                Issue.record("success")
+            } failure: { error in
                 if error as? TestError == TestError("offline") { failures += 1 }
             }
         }
@@ -128,11 +130,16 @@ struct RMStoreDefectTests {
         let ledger = DefaultsTransactionPersistor(fileURL: temporaryDirectory().appendingPathComponent("ledger.json"))
         var firstFailure: (any Error)?
         do {
-            let store = Store(appStore: sim, receiptVerifier: ScriptedVerifier(.unableToComplete(TestError("offline"))),
-                              transactionPersistor: ledger, notificationCenter: NotificationCenter())
+            let store = Store(
+                appStore: sim, receiptVerifier: ScriptedVerifier(.unableToComplete(TestError("offline"))),
+                transactionPersistor: ledger, notificationCenter: NotificationCenter())
             store.requestProducts([IDs.level])
             sim.processAllEvents()
-            store.addPayment(IDs.level) { _ in Issue.record("success") } failure: { _, error in firstFailure = error }
+            store.addPayment(IDs.level) { _ in
+                Issue.record("success")
+            } failure: { _, error in
+                firstFailure = error
+            }
             sim.processAllEvents()
         }
         #expect(StoreError.code(of: try #require(firstFailure)) == .unableToCompleteVerification)
@@ -192,7 +199,11 @@ struct RMStoreDefectTests {
         var refused: (any Error)?
         f.store.restoreTransactions(applicationUsername: "alice") { _ in results += 1 }
         f.store.restoreTransactions(applicationUsername: "alice") { _ in results += 1 }
-        f.store.restoreTransactions(applicationUsername: "bob") { _ in Issue.record("bob") } failure: { refused = $0 }
+        f.store.restoreTransactions(applicationUsername: "bob") { _ in
+            Issue.record("bob")
+        } failure: {
+            refused = $0
+        }
         f.sim.processAllEvents()
         #expect(results == 2)
         #expect(f.sim.restoreRequests == ["alice"])
@@ -265,14 +276,16 @@ struct RMStoreDefectTests {
         let ledger = DefaultsTransactionPersistor(fileURL: temporaryDirectory().appendingPathComponent("ledger.json"))
         let configuration = Store.Configuration(finishMode: .afterDelivery)
         do {
-            let store = Store(appStore: sim, transactionPersistor: ledger, configuration: configuration, notificationCenter: NotificationCenter())
+            let store = Store(
+                appStore: sim, transactionPersistor: ledger, configuration: configuration, notificationCenter: NotificationCenter())
             store.requestProducts([IDs.level])
             sim.processAllEvents()
             store.addPayment(IDs.level)
             sim.processAllEvents()
         }
         #expect(sim.unfinishedTransactions.count == 1)
-        let store = Store(appStore: sim, transactionPersistor: ledger, configuration: configuration, notificationCenter: NotificationCenter())
+        let store = Store(
+            appStore: sim, transactionPersistor: ledger, configuration: configuration, notificationCenter: NotificationCenter())
         let log = NotificationLog()
         store.addObserver(log)
         sim.processAllEvents()
@@ -352,16 +365,17 @@ struct RMStoreDefectTests {
         f.requestAllProducts()
         f.store.addPayment(IDs.pack) { transaction in
             #expect(f.sim.finishedTransactionIdentifiers == [transaction.identifier])  // finished before
-            #expect((try? ledger.count(productIdentifier: IDs.pack)) == 1)             // persisted before
+            #expect((try? ledger.count(productIdentifier: IDs.pack)) == 1)  // persisted before
             f.log.timeline.append("callback")
         }
         f.sim.processAllEvents()
-        #expect(f.log.timeline == [
-            "verify", "selfHostedDownload",
-            "RMSKDownloadUpdated", "RMSKDownloadFinished",  // self-hosted
-            "RMSKDownloadUpdated", "RMSKDownloadFinished",  // store-hosted
-            "callback", "RMSKPaymentTransactionFinished",
-        ])
+        #expect(
+            f.log.timeline == [
+                "verify", "selfHostedDownload",
+                "RMSKDownloadUpdated", "RMSKDownloadFinished",  // self-hosted
+                "RMSKDownloadUpdated", "RMSKDownloadFinished",  // store-hosted
+                "callback", "RMSKPaymentTransactionFinished",
+            ])
         let hosted = f.log.all(.rmDownloadFinished)
         #expect(hosted.map { $0.rm.download == nil } == [true, false])
     }

@@ -6,8 +6,9 @@
 import Foundation
 import RMStore
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 enum PersistorKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -27,7 +28,8 @@ enum PersistorKind: String, CaseIterable, CustomTestStringConvertible, Sendable 
 }
 
 func purchased(_ product: String, _ id: String, date: TimeInterval = 1_700_000_000) -> PaymentTransaction {
-    PaymentTransaction(identifier: id, state: .purchased, payment: Payment(productIdentifier: product), date: Date(timeIntervalSince1970: date))
+    PaymentTransaction(
+        identifier: id, state: .purchased, payment: Payment(productIdentifier: product), date: Date(timeIntervalSince1970: date))
 }
 
 @Suite("RMStoreKeychainPersistenceTests.m + RMStoreUserDefaultsPersistenceTests.m")

@@ -12,7 +12,11 @@ struct RMProducstRequestDelegateTests_m {
     @Test func productsRequestDidReceiveResponse_Empty_emptyArraysInBlockAndNotification() throws {
         let f = Fixture()
         var answered: ([Product], [String])?
-        f.store.requestProducts([]) { answered = ($0, $1) } failure: { _ in Issue.record("failure") }
+        f.store.requestProducts([]) {
+            answered = ($0, $1)
+        } failure: { _ in
+            Issue.record("failure")
+        }
         f.sim.processAllEvents()
         #expect(answered?.0.isEmpty == true)
         #expect(answered?.1.isEmpty == true)
@@ -54,7 +58,12 @@ struct RMProducstRequestDelegateTests_m {
         let f = Fixture()
         f.sim.productsRequestError = TestError("offline")
         var error: (any Error)?
-        f.store.requestProducts([IDs.coins]) { _, _ in Issue.record("success") } failure: { error = $0; f.log.timeline.append("failure") }
+        f.store.requestProducts([IDs.coins]) { _, _ in
+            Issue.record("success")
+        } failure: {
+            error = $0
+            f.log.timeline.append("failure")
+        }
         f.sim.processAllEvents()
         #expect(error as? TestError == TestError("offline"))
         #expect(f.log.timeline == ["failure", Notification.Name.rmProductsRequestFailed.rawValue])
@@ -124,17 +133,20 @@ struct NSNotification_RMStoreTests_m {
     /// Each accessor reads its key, and a value of the wrong type reads as nil.
     @Test func accessors_readTheirKeysAndRejectWrongTypes() {
         let transaction = PaymentTransaction(identifier: "2000000000000001", state: .purchased, payment: Payment(productIdentifier: "p"))
-        let download = Download(id: "d", contentIdentifier: "c", transactionIdentifier: transaction.identifier, state: .active, progress: 0.25)
-        let notification = Notification(name: .rmDownloadUpdated, userInfo: [
-            StoreNotificationKey.transaction: transaction,
-            StoreNotificationKey.productIdentifier: "p",
-            StoreNotificationKey.downloadProgress: 0.25,
-            StoreNotificationKey.storeDownload: download,
-            StoreNotificationKey.storeError: TestError("x"),
-            StoreNotificationKey.products: [Product(identifier: "p", price: 1)],
-            StoreNotificationKey.invalidProductIdentifiers: ["q"],
-            StoreNotificationKey.transactions: [transaction],
-        ])
+        let download = Download(
+            id: "d", contentIdentifier: "c", transactionIdentifier: transaction.identifier, state: .active, progress: 0.25)
+        let notification = Notification(
+            name: .rmDownloadUpdated,
+            userInfo: [
+                StoreNotificationKey.transaction: transaction,
+                StoreNotificationKey.productIdentifier: "p",
+                StoreNotificationKey.downloadProgress: 0.25,
+                StoreNotificationKey.storeDownload: download,
+                StoreNotificationKey.storeError: TestError("x"),
+                StoreNotificationKey.products: [Product(identifier: "p", price: 1)],
+                StoreNotificationKey.invalidProductIdentifiers: ["q"],
+                StoreNotificationKey.transactions: [transaction],
+            ])
         #expect(notification.rm.transaction?.identifier == transaction.identifier)
         #expect(notification.rm.productIdentifier == "p")
         #expect(notification.rm.downloadProgress == 0.25)

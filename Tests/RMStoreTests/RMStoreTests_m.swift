@@ -108,7 +108,11 @@ struct RMStoreTests_m {
     @Test func restoreTransactions_asksTheQueueOnce() {
         let f = Fixture()
         var result: RestoreResult?
-        f.store.restoreTransactions { result = $0 } failure: { _ in Issue.record("failure") }
+        f.store.restoreTransactions {
+            result = $0
+        } failure: { _ in
+            Issue.record("failure")
+        }
         f.sim.processAllEvents()
         f.store.restoreTransactions()
         f.sim.processAllEvents()
@@ -136,7 +140,11 @@ struct RMStoreTests_m {
     @Test func refreshReceipt_requestsARefresh() {
         let f = Fixture()
         var succeeded = false
-        f.store.refreshReceipt { succeeded = true } failure: { _ in Issue.record("failure") }
+        f.store.refreshReceipt {
+            succeeded = true
+        } failure: { _ in
+            Issue.record("failure")
+        }
         f.sim.processAllEvents()
         #expect(succeeded)
         f.store.refreshReceipt()
@@ -160,8 +168,12 @@ struct RMStoreTests_m {
         formatter.numberStyle = .currency
         formatter.locale = Locale(identifier: "en_US")
         #expect(Store.localizedPrice(of: one) == formatter.string(from: 1))
-        #expect(Store.localizedPrice(of: Product(identifier: "p", price: Decimal(string: "0.99") ?? 0, priceLocaleIdentifier: "en_US")) == "$0.99")
-        #expect(Store.localizedPrice(of: Product(identifier: "p", price: Decimal(string: "0.99") ?? 0, priceLocaleIdentifier: "fr_FR")) == "0,99\u{a0}€")
+        #expect(
+            Store.localizedPrice(of: Product(identifier: "p", price: Decimal(string: "0.99") ?? 0, priceLocaleIdentifier: "en_US"))
+                == "$0.99")
+        #expect(
+            Store.localizedPrice(of: Product(identifier: "p", price: Decimal(string: "0.99") ?? 0, priceLocaleIdentifier: "fr_FR"))
+                == "0,99\u{a0}€")
     }
 
     // MARK: Notifications
@@ -321,7 +333,9 @@ struct RMStoreTests_m {
         f.sim.processAllEvents()
         let finished = try #require(f.log.first(.rmPaymentTransactionFinished))
         #expect(finished.rm.transaction?.state == .restored)
-        #expect(f.log.names.firstIndex(of: .rmDownloadFinished).map { $0 < (f.log.names.firstIndex(of: .rmPaymentTransactionFinished) ?? 0) } == true)
+        #expect(
+            f.log.names.firstIndex(of: .rmDownloadFinished).map { $0 < (f.log.names.firstIndex(of: .rmPaymentTransactionFinished) ?? 0) }
+                == true)
         #expect(f.sim.finishedTransactionIdentifiers.contains(finished.rm.transaction?.identifier ?? "-"))
     }
 
@@ -468,7 +482,12 @@ struct RMStoreTests_m {
         let f = Fixture()
         f.requestAllProducts()
         var received: PaymentTransaction?
-        let payment = try #require(f.store.addPayment(IDs.level) { received = $0 } failure: { _, _ in Issue.record("failure") })
+        let payment = try #require(
+            f.store.addPayment(IDs.level) {
+                received = $0
+            } failure: { _, _ in
+                Issue.record("failure")
+            })
         f.sim.processAllEvents()
         #expect(received?.payment.id == payment.id)
         #expect(received?.state == .purchased)
@@ -692,7 +711,11 @@ struct RMStoreTests_m {
     @Test func restoreCompletedTransactionsFinished_Blocks_successBlockGetsNoTransactions() {
         let f = Fixture()
         var result: RestoreResult?
-        f.store.restoreTransactions { result = $0 } failure: { _ in Issue.record("failure") }
+        f.store.restoreTransactions {
+            result = $0
+        } failure: { _ in
+            Issue.record("failure")
+        }
         f.sim.processAllEvents()
         #expect(result?.restoredTransactions.isEmpty == true)
         #expect(f.log.names == [.rmRestoreTransactionsFinished])
@@ -709,7 +732,8 @@ struct RMStoreTests_m {
         f.sim.processAllEvents()
         let finished = try #require(f.log.first(.rmRestoreTransactionsFinished))
         #expect(finished.rm.transactions?.map(\.productIdentifier) == [IDs.level, IDs.monthly])
-        #expect(f.log.all(.rmPaymentTransactionFinished).map { $0.rm.transaction?.identifier } == finished.rm.transactions?.map(\.identifier))
+        #expect(
+            f.log.all(.rmPaymentTransactionFinished).map { $0.rm.transaction?.identifier } == finished.rm.transactions?.map(\.identifier))
     }
 
     /// testPaymentQueueRestoreCompletedTransactionsFinished_Queue__TwoTransactions_restoreTransactionsOnSuccess_SuccessBlock
@@ -719,7 +743,11 @@ struct RMStoreTests_m {
         f.buy(IDs.level)
         f.buy(IDs.monthly)
         var result: RestoreResult?
-        f.store.restoreTransactions { result = $0 } failure: { _ in Issue.record("failure") }
+        f.store.restoreTransactions {
+            result = $0
+        } failure: { _ in
+            Issue.record("failure")
+        }
         f.sim.processAllEvents()
         #expect(result?.restoredTransactions.map(\.productIdentifier) == [IDs.level, IDs.monthly])
         #expect(result?.restoredTransactions.allSatisfy { $0.state == .restored } == true)
@@ -732,7 +760,11 @@ struct RMStoreTests_m {
         f.buy(IDs.level, applicationUsername: "alice")
         f.buy(IDs.monthly, applicationUsername: "alice")
         var result: RestoreResult?
-        f.store.restoreTransactions(applicationUsername: "alice") { result = $0 } failure: { _ in Issue.record("failure") }
+        f.store.restoreTransactions(applicationUsername: "alice") {
+            result = $0
+        } failure: { _ in
+            Issue.record("failure")
+        }
         f.sim.processAllEvents()
         #expect(result?.restoredTransactions.map(\.productIdentifier) == [IDs.level, IDs.monthly])
         #expect(result?.restoredTransactions.allSatisfy { $0.payment.applicationUsername == "alice" } == true)
@@ -753,7 +785,11 @@ struct RMStoreTests_m {
         let f = Fixture()
         f.sim.restoreError = TestError("restore")
         var error: (any Error)?
-        f.store.restoreTransactions { _ in Issue.record("success") } failure: { error = $0 }
+        f.store.restoreTransactions { _ in
+            Issue.record("success")
+        } failure: {
+            error = $0
+        }
         f.sim.processAllEvents()
         #expect(error as? TestError == TestError("restore"))
     }
@@ -784,7 +820,9 @@ struct RMStoreTests_m {
         let f = Fixture()
         f.store.refreshReceipt {
             f.log.timeline.append("success")
-        } failure: { _ in Issue.record("failure") }
+        } failure: { _ in
+            Issue.record("failure")
+        }
         f.sim.processAllEvents()
         #expect(f.log.timeline == ["success", Notification.Name.rmRefreshReceiptFinished.rawValue])
     }
@@ -794,7 +832,12 @@ struct RMStoreTests_m {
         let f = Fixture()
         f.sim.refreshError = TestError("refresh")
         var error: (any Error)?
-        f.store.refreshReceipt { Issue.record("success") } failure: { error = $0; f.log.timeline.append("failure") }
+        f.store.refreshReceipt {
+            Issue.record("success")
+        } failure: {
+            error = $0
+            f.log.timeline.append("failure")
+        }
         f.sim.processAllEvents()
         #expect(error as? TestError == TestError("refresh"))
         #expect(f.log.timeline == ["failure", Notification.Name.rmRefreshReceiptFailed.rawValue])

@@ -8,85 +8,85 @@ import Testing
 
 /// A configuration in the shape Xcode writes (version 3), trimmed to a few products.
 let sampleStoreKitConfiguration = """
-{
-  "identifier" : "4A0F3C1E",
-  "nonRenewingSubscriptions" : [
     {
-      "displayPrice" : "9.99",
-      "familyShareable" : false,
-      "internalID" : "6450000003",
-      "localizations" : [ { "description" : "A season of content", "displayName" : "Season Pass", "locale" : "fr_FR" } ],
-      "productID" : "com.example.season",
-      "referenceName" : "Season",
-      "type" : "NonRenewable"
-    }
-  ],
-  "products" : [
-    {
-      "displayPrice" : "0.99",
-      "familyShareable" : false,
-      "internalID" : "6450000001",
-      "localizations" : [
-        { "description" : "100 coins", "displayName" : "Coins", "locale" : "en_US" },
-        { "description" : "100 pièces", "displayName" : "Pièces", "locale" : "fr_FR" }
-      ],
-      "productID" : "com.example.coins",
-      "referenceName" : "Coins",
-      "type" : "Consumable"
-    },
-    {
-      "displayPrice" : "4.99",
-      "familyShareable" : true,
-      "internalID" : "6450000002",
-      "localizations" : [ ],
-      "productID" : "com.example.level",
-      "referenceName" : "Level Pack",
-      "type" : "NonConsumable"
-    }
-  ],
-  "settings" : {
-    "_applicationInternalID" : "6450000000",
-    "_developerTeamID" : "ABCDE12345",
-    "_failTransactionsEnabled" : false,
-    "_locale" : "fr_FR",
-    "_storefront" : "FRA",
-    "_storeKitErrors" : [ { "current" : null, "enabled" : false, "name" : "Load Products" } ]
-  },
-  "subscriptionGroups" : [
-    {
-      "id" : "21000001",
-      "localizations" : [ ],
-      "name" : "Premium",
-      "subscriptions" : [
+      "identifier" : "4A0F3C1E",
+      "nonRenewingSubscriptions" : [
         {
-          "adHocOffers" : [ ],
-          "codeOffers" : [ ],
-          "displayPrice" : "2.99",
+          "displayPrice" : "9.99",
           "familyShareable" : false,
-          "groupNumber" : 1,
-          "internalID" : "6450000004",
-          "introductoryOffer" : null,
-          "localizations" : [ { "description" : "Premium, monthly", "displayName" : "Premium mensuel", "locale" : "fr_FR" } ],
-          "productID" : "com.example.premium.monthly",
-          "recurringSubscriptionPeriod" : "P1M",
-          "referenceName" : "Premium Monthly",
-          "subscriptionGroupID" : "21000001",
-          "type" : "RecurringSubscription"
+          "internalID" : "6450000003",
+          "localizations" : [ { "description" : "A season of content", "displayName" : "Season Pass", "locale" : "fr_FR" } ],
+          "productID" : "com.example.season",
+          "referenceName" : "Season",
+          "type" : "NonRenewable"
+        }
+      ],
+      "products" : [
+        {
+          "displayPrice" : "0.99",
+          "familyShareable" : false,
+          "internalID" : "6450000001",
+          "localizations" : [
+            { "description" : "100 coins", "displayName" : "Coins", "locale" : "en_US" },
+            { "description" : "100 pièces", "displayName" : "Pièces", "locale" : "fr_FR" }
+          ],
+          "productID" : "com.example.coins",
+          "referenceName" : "Coins",
+          "type" : "Consumable"
         },
         {
-          "displayPrice" : "29.99",
+          "displayPrice" : "4.99",
+          "familyShareable" : true,
+          "internalID" : "6450000002",
           "localizations" : [ ],
-          "productID" : "com.example.premium.yearly",
-          "recurringSubscriptionPeriod" : "P1Y",
-          "referenceName" : "Premium Yearly",
-          "type" : "RecurringSubscription"
+          "productID" : "com.example.level",
+          "referenceName" : "Level Pack",
+          "type" : "NonConsumable"
         }
-      ]
+      ],
+      "settings" : {
+        "_applicationInternalID" : "6450000000",
+        "_developerTeamID" : "ABCDE12345",
+        "_failTransactionsEnabled" : false,
+        "_locale" : "fr_FR",
+        "_storefront" : "FRA",
+        "_storeKitErrors" : [ { "current" : null, "enabled" : false, "name" : "Load Products" } ]
+      },
+      "subscriptionGroups" : [
+        {
+          "id" : "21000001",
+          "localizations" : [ ],
+          "name" : "Premium",
+          "subscriptions" : [
+            {
+              "adHocOffers" : [ ],
+              "codeOffers" : [ ],
+              "displayPrice" : "2.99",
+              "familyShareable" : false,
+              "groupNumber" : 1,
+              "internalID" : "6450000004",
+              "introductoryOffer" : null,
+              "localizations" : [ { "description" : "Premium, monthly", "displayName" : "Premium mensuel", "locale" : "fr_FR" } ],
+              "productID" : "com.example.premium.monthly",
+              "recurringSubscriptionPeriod" : "P1M",
+              "referenceName" : "Premium Monthly",
+              "subscriptionGroupID" : "21000001",
+              "type" : "RecurringSubscription"
+            },
+            {
+              "displayPrice" : "29.99",
+              "localizations" : [ ],
+              "productID" : "com.example.premium.yearly",
+              "recurringSubscriptionPeriod" : "P1Y",
+              "referenceName" : "Premium Yearly",
+              "type" : "RecurringSubscription"
+            }
+          ]
+        }
+      ],
+      "version" : { "major" : 3, "minor" : 0 }
     }
-  ],
-  "version" : { "major" : 3, "minor" : 0 }
-}
-"""
+    """
 
 @Suite("SimulatedAppStore")
 @MainActor
@@ -96,10 +96,11 @@ struct SimulatedAppStoreTests {
         try Data(sampleStoreKitConfiguration.utf8).write(to: url)
         let catalog = try StoreCatalog(storeKitConfigurationAt: url)
         #expect(catalog.storefront == "FRA")
-        #expect(catalog.products.map(\.product.identifier) == [
-            "com.example.coins", "com.example.level", "com.example.season",
-            "com.example.premium.monthly", "com.example.premium.yearly",
-        ])
+        #expect(
+            catalog.products.map(\.product.identifier) == [
+                "com.example.coins", "com.example.level", "com.example.season",
+                "com.example.premium.monthly", "com.example.premium.yearly",
+            ])
         let coins = try #require(catalog.product("com.example.coins")?.product)
         #expect(coins.kind == .consumable)
         #expect(coins.price == Decimal(string: "0.99"))
@@ -175,7 +176,9 @@ struct SimulatedAppStoreTests {
         f.sim.enqueueOutcomes([.purchased, .cancelled], forProduct: IDs.coins)
         var results: [String] = []
         func add() -> Payment? {
-            f.store.addPayment(IDs.coins) { _ in results.append("ok") } failure: { _, error in
+            f.store.addPayment(IDs.coins) { _ in
+                results.append("ok")
+            } failure: { _, error in
                 results.append((error as? TestError)?.name ?? StoreError.code(of: error)?.description ?? "?")
             }
         }
@@ -226,7 +229,12 @@ struct SimulatedAppStoreTests {
         f.requestAllProducts()
         f.sim.setOutcome(.interrupted(.pending), forProduct: IDs.level)
         let recorder = PurchaseRecorder()
-        let payment = try #require(f.store.addPayment(IDs.level) { recorder.successes.append($0) } failure: { recorder.failures.append(($0, $1)) })
+        let payment = try #require(
+            f.store.addPayment(IDs.level) {
+                recorder.successes.append($0)
+            } failure: {
+                recorder.failures.append(($0, $1))
+            })
         f.sim.processAllEvents()
         #expect(StoreError.code(of: try #require(recorder.failures.first?.1)) == .paymentInterrupted)
         #expect(f.sim.resolveInterruptedPurchase(payment.id))
@@ -260,7 +268,11 @@ struct SimulatedAppStoreTests {
         // The app cancels a second purchase's download: code 300.
         f.log.clear()
         let recorder = PurchaseRecorder()
-        f.store.addPayment(IDs.pack) { recorder.successes.append($0) } failure: { recorder.failures.append(($0, $1)) }
+        f.store.addPayment(IDs.pack) {
+            recorder.successes.append($0)
+        } failure: {
+            recorder.failures.append(($0, $1))
+        }
         runUntil(f) { f.log.first(.rmDownloadUpdated) != nil }
         let second = try #require(f.log.first(.rmDownloadUpdated)?.rm.download)
         f.store.queue.cancelDownloads([second])
@@ -335,7 +347,11 @@ struct SimulatedAppStoreTests {
         }
         let f = Fixture(receiptIssuer: Broken())
         var error: (any Error)?
-        f.store.refreshReceipt { Issue.record("success") } failure: { error = $0 }
+        f.store.refreshReceipt {
+            Issue.record("success")
+        } failure: {
+            error = $0
+        }
         f.sim.processAllEvents()
         #expect(error as? TestError == TestError("signer"))
         f.requestAllProducts()

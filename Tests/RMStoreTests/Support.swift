@@ -47,10 +47,11 @@ func defaultCatalog(
                 SimulatedDownloadContent(contentIdentifier: "b", progressSteps: [0.25, 0.5, 0.75], outcome: twoPacksOutcomes.1),
             ]
         ),
-        SimulatedProduct(Product(
-            identifier: IDs.monthly, localizedTitle: "Monthly", price: 5, kind: .autoRenewableSubscription,
-            subscriptionPeriod: SubscriptionPeriod(value: 1, unit: .month)
-        )),
+        SimulatedProduct(
+            Product(
+                identifier: IDs.monthly, localizedTitle: "Monthly", price: 5, kind: .autoRenewableSubscription,
+                subscriptionPeriod: SubscriptionPeriod(value: 1, unit: .month)
+            )),
     ])
 }
 

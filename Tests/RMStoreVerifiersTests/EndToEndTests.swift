@@ -130,15 +130,16 @@ final class FileContentDownloader: ContentDownloader {
 
         let transaction = try #require(recorder.successes.first)
         #expect(recorder.failures.isEmpty)
-        #expect(f.log.timeline == [
-            "verify:begin", "verify:verified",
-            "selfHosted:begin(receiptVerified: true)", "DownloadUpdated(self-hosted)", "DownloadUpdated(self-hosted)",
-            "DownloadFinished(self-hosted)",
-            "DownloadUpdated(hosted)", "DownloadFinished(hosted)",
-            "persist(finishedOnQueue: true)",
-            "callback:success",
-            "PaymentTransactionFinished",
-        ])
+        #expect(
+            f.log.timeline == [
+                "verify:begin", "verify:verified",
+                "selfHosted:begin(receiptVerified: true)", "DownloadUpdated(self-hosted)", "DownloadUpdated(self-hosted)",
+                "DownloadFinished(self-hosted)",
+                "DownloadUpdated(hosted)", "DownloadFinished(hosted)",
+                "persist(finishedOnQueue: true)",
+                "callback:success",
+                "PaymentTransactionFinished",
+            ])
         #expect(f.log.all(.rmPaymentTransactionFinished).first?.rm.transaction?.identifier == transaction.identifier)
         #expect(f.sim.finishedTransactionIdentifiers == [transaction.identifier])
         #expect(f.sim.refreshRequestCount == 0)
@@ -254,7 +255,8 @@ final class FileContentDownloader: ContentDownloader {
         #expect(receipt.creationDate == now)
         let records = receipt.inAppPurchases(ofProduct: IDs.monthly)
         #expect(records.count == 2)
-        let latest = try #require(records.max { ($0.subscriptionExpirationDate ?? .distantPast) < ($1.subscriptionExpirationDate ?? .distantPast) })
+        let latest = try #require(
+            records.max { ($0.subscriptionExpirationDate ?? .distantPast) < ($1.subscriptionExpirationDate ?? .distantPast) })
         #expect(try #require(latest.purchaseDate) > now)  // future-dated
 
         #expect(receipt.containsActiveAutoRenewableSubscription(ofProduct: IDs.monthly, at: now))

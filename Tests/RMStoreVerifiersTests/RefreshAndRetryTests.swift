@@ -76,8 +76,9 @@ import Testing
         #expect(f.sim.unfinishedTransactions.isEmpty)
         #expect(try f.persistor.count(productIdentifier: IDs.level) == 0)
         #expect(f.log.timeline == ["RefreshReceiptFinished", "callback:failure", "PaymentTransactionFailed"])
-        #expect(f.log.all(.rmPaymentTransactionFailed).first.flatMap { $0.rm.storeError.flatMap(StoreVerifierError.from) }?.code
-            == .transactionNotInReceipt)
+        #expect(
+            f.log.all(.rmPaymentTransactionFailed).first.flatMap { $0.rm.storeError.flatMap(StoreVerifierError.from) }?.code
+                == .transactionNotInReceipt)
     }
 
     /// Must show (§9.2, §4.6): the refresh fails (offline), so verification is unable to complete:
@@ -128,7 +129,11 @@ import Testing
         try await f.pump("both verifications asking for a refresh") { verifier.refreshRequestCount == 2 }
         #expect(f.sim.refreshRequestCount == 1)
         var appRefreshed = false
-        try f.theStore().refreshReceipt { appRefreshed = true } failure: { _ in Issue.record("the app's refresh failed") }
+        try f.theStore().refreshReceipt {
+            appRefreshed = true
+        } failure: { _ in
+            Issue.record("the app's refresh failed")
+        }
         #expect(f.sim.refreshRequestCount == 1)
 
         f.sim.receiptIssuer = f.issuer

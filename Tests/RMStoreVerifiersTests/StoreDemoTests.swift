@@ -40,9 +40,10 @@ enum StoreDemo {
                 }
                 let data = pipe.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
-                continuation.resume(returning: Outcome(
-                    status: process.terminationStatus, output: String(decoding: data, as: UTF8.self),
-                    duration: ContinuousClock.now - start))
+                continuation.resume(
+                    returning: Outcome(
+                        status: process.terminationStatus, output: String(decoding: data, as: UTF8.self),
+                        duration: ContinuousClock.now - start))
             }.start()
         }
     }

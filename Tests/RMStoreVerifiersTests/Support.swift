@@ -62,10 +62,11 @@ func testCatalog() -> StoreCatalog {
             Product(identifier: IDs.pack, localizedTitle: "Pack", price: 3, kind: .nonConsumable),
             hostedContents: [SimulatedDownloadContent(contentIdentifier: "pack", progressSteps: [0.5])]
         ),
-        SimulatedProduct(Product(
-            identifier: IDs.monthly, localizedTitle: "Monthly", price: 5, kind: .autoRenewableSubscription,
-            subscriptionPeriod: SubscriptionPeriod(value: 1, unit: .month)
-        )),
+        SimulatedProduct(
+            Product(
+                identifier: IDs.monthly, localizedTitle: "Monthly", price: 5, kind: .autoRenewableSubscription,
+                subscriptionPeriod: SubscriptionPeriod(value: 1, unit: .month)
+            )),
     ])
 }
 
@@ -191,7 +192,9 @@ final class VerifierFixture {
 
     var receiptURL: URL { directory.appendingPathComponent("StoreKit/receipt") }
 
-    func configuration(_ configure: (inout AppReceiptStoreVerifier.Configuration) -> Void = { _ in }) -> AppReceiptStoreVerifier.Configuration {
+    func configuration(_ configure: (inout AppReceiptStoreVerifier.Configuration) -> Void = { _ in })
+        -> AppReceiptStoreVerifier.Configuration
+    {
         var configuration = AppReceiptStoreVerifier.Configuration(
             receiptURL: receiptURL,
             bundleIdentifier: IDs.bundle,
@@ -212,7 +215,8 @@ final class VerifierFixture {
         let store = Store(
             appStore: sim, transactionPersistor: persistor,
             configuration: Store.Configuration(receiptURL: receiptURL), notificationCenter: NotificationCenter())
-        let verifier = refreshes
+        let verifier =
+            refreshes
             ? AppReceiptStoreVerifier(configuration: configuration(configure), store: store)
             : AppReceiptStoreVerifier(configuration: configuration(configure), refresher: nil)
         store.receiptVerifier = verifier

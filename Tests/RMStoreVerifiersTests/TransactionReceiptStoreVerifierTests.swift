@@ -120,10 +120,12 @@ struct OnlineFixture {
 
     @MainActor
     func verifier(bundleVersion: String? = nil) -> TransactionReceiptStoreVerifier {
-        let client = VerifyReceiptClient(configuration: VerifyReceiptClient.Configuration(
-            productionURL: production.url, sandboxURL: sandbox.url, timeout: 30))
-        return TransactionReceiptStoreVerifier(configuration: TransactionReceiptStoreVerifier.Configuration(
-            method: .online(client), bundleIdentifier: IDs.bundle, bundleVersion: bundleVersion))
+        let client = VerifyReceiptClient(
+            configuration: VerifyReceiptClient.Configuration(
+                productionURL: production.url, sandboxURL: sandbox.url, timeout: 30))
+        return TransactionReceiptStoreVerifier(
+            configuration: TransactionReceiptStoreVerifier.Configuration(
+                method: .online(client), bundleIdentifier: IDs.bundle, bundleVersion: bundleVersion))
     }
 
     func shutdown() async {
@@ -135,9 +137,10 @@ struct OnlineFixture {
 @MainActor
 func offlineVerifier(time: ValidationTimeSource = .receiptDate) throws -> TransactionReceiptStoreVerifier {
     let pki = try LegacyPKIs.apple.get()
-    return TransactionReceiptStoreVerifier(configuration: TransactionReceiptStoreVerifier.Configuration(
-        method: .offline(LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root]), validationTime: time),
-        bundleIdentifier: IDs.bundle, bundleVersion: "1.0", allowedEnvironments: [.production, .sandbox]))
+    return TransactionReceiptStoreVerifier(
+        configuration: TransactionReceiptStoreVerifier.Configuration(
+            method: .offline(LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root]), validationTime: time),
+            bundleIdentifier: IDs.bundle, bundleVersion: "1.0", allowedEnvironments: [.production, .sandbox]))
 }
 
 func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
@@ -185,8 +188,9 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
         let url = closed.url
         await closed.shutdown()
         let client = VerifyReceiptClient(configuration: VerifyReceiptClient.Configuration(productionURL: url, sandboxURL: url, timeout: 30))
-        let verifier = TransactionReceiptStoreVerifier(configuration: TransactionReceiptStoreVerifier.Configuration(
-            method: .online(client), bundleIdentifier: IDs.bundle))
+        let verifier = TransactionReceiptStoreVerifier(
+            configuration: TransactionReceiptStoreVerifier.Configuration(
+                method: .online(client), bundleIdentifier: IDs.bundle))
 
         let result = await verifier.verify(try LegacyPurchase.make().transaction)
 

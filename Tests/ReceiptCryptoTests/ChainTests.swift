@@ -69,13 +69,15 @@ struct ChainTests {
         let pki = try TestPKI.shared()
         let publicKey = try pki.leafKey.publicKey
         func builder() -> CertificateBuilder {
-            CertificateBuilder(subject: [("CN", "x")], serialNumber: 1, notBefore: utc(2024, 1, 1),
-                               notAfter: utc(2025, 1, 1), publicKey: publicKey)
+            CertificateBuilder(
+                subject: [("CN", "x")], serialNumber: 1, notBefore: utc(2024, 1, 1),
+                notAfter: utc(2025, 1, 1), publicKey: publicKey)
         }
         #expect((#expect(throws: CryptoError.self) { try builder().selfSigned(with: pki.rootKey) })?.code == .keyMismatch)
-        #expect((#expect(throws: CryptoError.self) {
-            try builder().issued(by: pki.root, signingKey: pki.intermediateKey)
-        })?.code == .keyMismatch)
+        #expect(
+            (#expect(throws: CryptoError.self) {
+                try builder().issued(by: pki.root, signingKey: pki.intermediateKey)
+            })?.code == .keyMismatch)
         var reversed = builder()
         reversed.notAfter = utc(2023, 1, 1)
         #expect((#expect(throws: CryptoError.self) { try reversed.selfSigned(with: pki.leafKey) })?.code == .invalidArgument)
@@ -142,9 +144,13 @@ struct ChainTests {
         let notAfter = pki.leaf.notAfter
         #expect(store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: notAfter.addingTimeInterval(-1)).isValid)
         #expect(store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: notAfter).failure?.reason == .expired)
-        #expect(store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: notAfter.addingTimeInterval(1)).failure?.reason == .expired)
+        #expect(
+            store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: notAfter.addingTimeInterval(1)).failure?.reason
+                == .expired)
         #expect(store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: pki.leaf.notBefore).isValid)
-        #expect(store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: pki.leaf.notBefore.addingTimeInterval(-1)).failure?.reason == .notYetValid)
+        #expect(
+            store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: pki.leaf.notBefore.addingTimeInterval(-1)).failure?.reason
+                == .notYetValid)
         // Sub-second times round down to the second.
         #expect(store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: notAfter.addingTimeInterval(-0.5)).isValid)
         // Certificate.isWithinValidityPeriod follows RFC 5280 (inclusive notAfter).
@@ -156,10 +162,12 @@ struct ChainTests {
         let pki = try TestPKI.shared()
         let otherKey = try PrivateKey.generateRSA(bits: 2048)
         let otherRoot = try TestPKI.makeRoot(key: otherKey, subject: [("CN", "Some Other Root")])
-        let wrong = try #require(TrustStore(anchors: [otherRoot]).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure)
+        let wrong = try #require(
+            TrustStore(anchors: [otherRoot]).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure)
         #expect(wrong.reason == .untrustedIssuer)
         #expect(wrong.depth == 1)
-        let none = try #require(TrustStore(anchors: []).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure)
+        let none = try #require(
+            TrustStore(anchors: []).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure)
         #expect(none.reason == .noTrustAnchors)
         let missing = try #require(TrustStore(anchors: [pki.root]).validate(leaf: pki.leaf, intermediates: [], at: TestPKI.inside).failure)
         #expect(missing.reason == .untrustedIssuer)
@@ -168,7 +176,8 @@ struct ChainTests {
         let partial = TrustStore(anchors: [pki.intermediate]).validate(leaf: pki.leaf, intermediates: [], at: TestPKI.inside)
         #expect(!partial.isValid)
         // ...and a time that cannot be an X.509 time fails closed.
-        let badTime = TrustStore(anchors: [pki.root]).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: Date(timeIntervalSince1970: .infinity))
+        let badTime = TrustStore(anchors: [pki.root]).validate(
+            leaf: pki.leaf, intermediates: [pki.intermediate], at: Date(timeIntervalSince1970: .infinity))
         #expect(badTime.failure?.reason == .invalidTime)
     }
 
@@ -197,8 +206,10 @@ struct ChainTests {
         #expect(bare.reason == .untrustedIssuer)
         #expect(bare.depth == 1)
         // The impostor root trusted explicitly does validate its own chain (the test PKI is sound).
-        #expect(TrustStore(anchors: [impostorRoot]).validate(
-            leaf: impostorLeaf, intermediates: [impostorIntermediate], at: TestPKI.inside).isValid)
+        #expect(
+            TrustStore(anchors: [impostorRoot]).validate(
+                leaf: impostorLeaf, intermediates: [impostorIntermediate], at: TestPKI.inside
+            ).isValid)
     }
 
     @Test("A leaf signed by a different intermediate with the same name does not validate")
@@ -214,7 +225,8 @@ struct ChainTests {
         #expect(failure.reason == .untrustedIssuer)  // key identifiers differ: the namesake is not a candidate
         #expect(failure.depth == 0)
         // With its real issuer present, the same leaf validates.
-        #expect(store.validate(leaf: twinLeaf, intermediates: [pki.intermediate, twin], at: TestPKI.inside).chain == [twinLeaf, twin, pki.root])
+        #expect(
+            store.validate(leaf: twinLeaf, intermediates: [pki.intermediate, twin], at: TestPKI.inside).chain == [twinLeaf, twin, pki.root])
         // Without key identifiers the name match leads OpenSSL to the wrong intermediate: a signature failure.
         var builder = CertificateBuilder(
             subject: TestPKI.leafSubject, serialNumber: 5, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
@@ -237,8 +249,9 @@ struct ChainTests {
         #expect(notCA.depth == 1)
         // A sub-CA under the pathlen-0 intermediate.
         let subKey = try PrivateKey.generateRSA(bits: 2048)
-        let sub = try TestPKI.makeIntermediate(key: subKey, issuer: pki.intermediate, issuerKey: pki.intermediateKey, serial: 10,
-                                               subject: [("CN", "Sub CA")])
+        let sub = try TestPKI.makeIntermediate(
+            key: subKey, issuer: pki.intermediate, issuerKey: pki.intermediateKey, serial: 10,
+            subject: [("CN", "Sub CA")])
         let subLeaf = try TestPKI.makeLeaf(key: childKey, issuer: sub, issuerKey: subKey)
         let tooLong = try #require(store.validate(leaf: subLeaf, intermediates: [sub, pki.intermediate], at: TestPKI.inside).failure)
         #expect(tooLong.reason == .pathLength)
@@ -264,7 +277,9 @@ struct ChainTests {
         #expect(!TrustStore(anchors: [intermediate]).validate(leaf: leaf, intermediates: [], at: Fixtures.receiptCreationDate).isValid)
         // The test PKI's root does not anchor Apple's chain.
         let testRoot = try TestPKI.shared().root
-        #expect(TrustStore(anchors: [testRoot]).validate(leaf: leaf, intermediates: [intermediate], at: Fixtures.receiptCreationDate).failure?.reason == .untrustedIssuer)
+        #expect(
+            TrustStore(anchors: [testRoot]).validate(leaf: leaf, intermediates: [intermediate], at: Fixtures.receiptCreationDate).failure?
+                .reason == .untrustedIssuer)
     }
 
     @Test("One trust store validates concurrently from many tasks")

@@ -6,7 +6,9 @@ import Testing
 struct KeyTests {
     static let message = Array("The receipt payload, or any other bytes.".utf8)
 
-    @Test("RSA PKCS#1 v1.5 round trips with SHA-1 and SHA-256; flipped bits fail", arguments: [DigestAlgorithm.sha1, .sha256, .sha384, .sha512])
+    @Test(
+        "RSA PKCS#1 v1.5 round trips with SHA-1 and SHA-256; flipped bits fail",
+        arguments: [DigestAlgorithm.sha1, .sha256, .sha384, .sha512])
     func rsaRoundTrip(digest: DigestAlgorithm) throws {
         let key = try TestPKI.shared().leafKey
         let publicKey = try key.publicKey

@@ -1,7 +1,8 @@
 import ASN1
 import Foundation
-@testable import ReceiptCrypto
 import Testing
+
+@testable import ReceiptCrypto
 
 @Suite("PKCS#7 through OpenSSL")
 struct PKCS7Tests {
@@ -50,10 +51,13 @@ struct PKCS7Tests {
         #expect(OpenSSLBaselines.rmstoreStyleParse(receipt) == 2)
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: root, at: Fixtures.receiptCreationDate) == 2)
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: root, at: utc(2026, 11, 29)) == nil)
-        #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: try TestPKI.shared().root, at: Fixtures.receiptCreationDate) == nil)
+        #expect(
+            OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: try TestPKI.shared().root, at: Fixtures.receiptCreationDate) == nil
+        )
 
         // The fields the walk materialises match the receipt.
-        let payload = try #require(PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate).content)
+        let payload = try #require(
+            PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate).content)
         let parsed = try #require(payload.withUnsafeBufferPointer { OpenSSLBaselines.parseReceipt($0) })
         #expect(parsed.bundleIdentifier == "dev.bonzer.weeka.app")
         #expect(parsed.appVersion == "2")
@@ -66,9 +70,11 @@ struct PKCS7Tests {
         #expect(parsed.inAppPurchases.map(\.webOrderLineItemID) == [2_000_000_123_357_229, 2_000_000_123_357_230])
     }
 
-    @Test("CMSSigner output verifies with OpenSSL against its root and not against another", arguments: [
-        (DigestAlgorithm.sha1, false), (.sha256, false), (.sha1, true), (.sha256, true),
-    ])
+    @Test(
+        "CMSSigner output verifies with OpenSSL against its root and not against another",
+        arguments: [
+            (DigestAlgorithm.sha1, false), (.sha256, false), (.sha1, true), (.sha256, true),
+        ])
     func signerRoundTrip(digest: DigestAlgorithm, signedAttributes: Bool) throws {
         let pki = try TestPKI.shared()
         let content = Array("payload bytes \u{0}\r\n kept verbatim".utf8)
@@ -101,13 +107,15 @@ struct PKCS7Tests {
             publicKey: try ecKey.publicKey)
         builder.basicConstraints = .endEntity
         let ecLeaf = try builder.issued(by: pki.intermediate, signingKey: pki.intermediateKey)
-        let signed = try CMSSigner.sign(content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [pki.intermediate],
-                                        digest: .sha256, signedAttributes: true)
+        let signed = try CMSSigner.sign(
+            content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [pki.intermediate],
+            digest: .sha256, signedAttributes: true)
         let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(outcome.content == [1, 2, 3])
         // Missing intermediate: the chain cannot be built.
-        let lonely = try CMSSigner.sign(content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [], digest: .sha256, signedAttributes: false)
+        let lonely = try CMSSigner.sign(
+            content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [], digest: .sha256, signedAttributes: false)
         #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: lonely, anchors: [pki.root], at: TestPKI.inside).isValid)
 
         let md5 = #expect(throws: CryptoError.self) {
@@ -130,8 +138,9 @@ struct PKCS7Tests {
         builder.basicConstraints = .endEntity
         builder.extendedKeyUsageOIDs = ["1.3.6.1.5.5.7.3.1"]  // serverAuth only: fails OpenSSL's smime_sign purpose
         let signer = try builder.issued(by: pki.intermediate, signingKey: pki.intermediateKey)
-        let signed = try CMSSigner.sign(content: [9, 9], signer: signer, key: key, extraCertificates: [pki.intermediate],
-                                        digest: .sha256, signedAttributes: true)
+        let signed = try CMSSigner.sign(
+            content: [9, 9], signer: signer, key: key, extraCertificates: [pki.intermediate],
+            digest: .sha256, signedAttributes: true)
         let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(TrustStore(anchors: [pki.root]).validate(leaf: signer, intermediates: [pki.intermediate], at: TestPKI.inside).isValid)
@@ -141,11 +150,14 @@ struct PKCS7Tests {
     func resignedReceipt() throws {
         let pki = try TestPKI.shared()
         let receipt = try Fixtures.sandboxReceipt()
-        let payload = try #require(PKCS7Verifier.verifyWithOpenSSL(
-            pkcs7: receipt, anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate).content)
+        let payload = try #require(
+            PKCS7Verifier.verifyWithOpenSSL(
+                pkcs7: receipt, anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate
+            ).content)
         for digest in [DigestAlgorithm.sha1, .sha256] {
-            let signed = try CMSSigner.sign(content: payload, signer: pki.leaf, key: pki.leafKey,
-                                            extraCertificates: [pki.intermediate, pki.root], digest: digest, signedAttributes: false)
+            let signed = try CMSSigner.sign(
+                content: payload, signer: pki.leaf, key: pki.leafKey,
+                extraCertificates: [pki.intermediate, pki.root], digest: digest, signedAttributes: false)
             #expect(OpenSSLBaselines.rmstoreStyleParse(signed) == 2)
             #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: TestPKI.inside) == 2)
             #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: try Fixtures.appleRoot(), at: TestPKI.inside) == nil)
@@ -226,8 +238,10 @@ struct PKCS7Tests {
     @Test("The attribute walk survives hostile payloads inside a validly signed envelope")
     func hostilePayloads() throws {
         let pki = try TestPKI.shared()
-        let payload = try #require(PKCS7Verifier.verifyWithOpenSSL(
-            pkcs7: try Fixtures.sandboxReceipt(), anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate).content)
+        let payload = try #require(
+            PKCS7Verifier.verifyWithOpenSSL(
+                pkcs7: try Fixtures.sandboxReceipt(), anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate
+            ).content)
         func parse(_ bytes: [UInt8]) -> Int? { bytes.withUnsafeBufferPointer { OpenSSLBaselines.parseReceipt($0)?.inAppPurchases.count } }
         #expect(parse(payload) == 2)
         // Truncations of the payload: nil or a smaller count, never a crash.
@@ -250,7 +264,8 @@ struct PKCS7Tests {
         #expect(parse([0x31, 0x80, 0x00, 0x00]) == nil)
         #expect(parse([0x31, 0x84, 0x7F, 0xFF, 0xFF, 0xFF, 0x30]) == nil)
         // Signed by the test PKI, the garbage payload goes through the whole path.
-        let signed = try CMSSigner.sign(content: random.bytes(64), signer: pki.leaf, key: pki.leafKey, digest: .sha256, signedAttributes: false)
+        let signed = try CMSSigner.sign(
+            content: random.bytes(64), signer: pki.leaf, key: pki.leafKey, digest: .sha256, signedAttributes: false)
         #expect(OpenSSLBaselines.rmstoreStyleParse(signed) == nil)
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: TestPKI.inside) == nil)
     }

@@ -86,7 +86,8 @@ struct TestPKI: Sendable {
 
     static let inside = utc(2025, 6, 1)
 
-    static func makeRoot(key: PrivateKey, subject: [(String, String)] = rootSubject, serial: UInt64 = 1) throws(CryptoError) -> Certificate {
+    static func makeRoot(key: PrivateKey, subject: [(String, String)] = rootSubject, serial: UInt64 = 1) throws(CryptoError) -> Certificate
+    {
         var builder = CertificateBuilder(
             subject: subject, serialNumber: serial,
             notBefore: utc(2020, 1, 1), notAfter: utc(2040, 1, 1), publicKey: try key.publicKey)

@@ -52,7 +52,8 @@ import Testing
         #expect(bad.status == 1)
         #expect(bad.stderr.hasPrefix("Error: "))
         #expect(bad.stderr.contains("malformedTransactionReceipt at offset"))
-        let badInfo = try ReceiptTool.run(["dump", "-"], stdin: Data("{\"purchase-info\" = \"\(Data("{\"quantity\" = \"x\";}".utf8).base64EncodedString())\";}".utf8))
+        let badInfo = try ReceiptTool.run(
+            ["dump", "-"], stdin: Data("{\"purchase-info\" = \"\(Data("{\"quantity\" = \"x\";}".utf8).base64EncodedString())\";}".utf8))
         #expect(badInfo.status == 1)
         #expect(badInfo.stderr.contains("purchase-info: \"quantity\""))
     }

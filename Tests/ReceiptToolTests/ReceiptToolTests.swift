@@ -19,7 +19,9 @@ extension ReceiptTool {
     let g5 = ReceiptTool.fixture("receipt-sandbox-g5.der")
 
     @Test func validReceiptExitsZeroAndPrintsEveryCheck() throws {
-        let result = try ReceiptTool.run(["verify", g5, "--bundle-id", "dev.bonzer.weeka.app", "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7"])
+        let result = try ReceiptTool.run([
+            "verify", g5, "--bundle-id", "dev.bonzer.weeka.app", "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7",
+        ])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("receipt-sandbox-g5.der: VALID"))
         for name in ["signature", "chain", "pinnedAnchor", "leafMarker", "intermediateMarker", "bundleIdentifier", "deviceHash"] {
@@ -46,7 +48,10 @@ extension ReceiptTool {
         let xcode = ReceiptTool.fixture("receipt-xcode.der")
         #expect(try ReceiptTool.run(["verify", xcode, "--anchor", "xcode"]).status == 0)
         #expect(try ReceiptTool.run(["verify", xcode]).status == 1)
-        #expect(try ReceiptTool.run(["verify", xcode, "--anchor", ReceiptTool.fixture("certs/StoreKitTestCertificate.cer"), "--policy", "xcode"]).status == 0)
+        #expect(
+            try ReceiptTool.run([
+                "verify", xcode, "--anchor", ReceiptTool.fixture("certs/StoreKitTestCertificate.cer"), "--policy", "xcode",
+            ]).status == 0)
     }
 
     @Test func unreadableAnchorExitsOne() throws {
@@ -169,7 +174,8 @@ extension ReceiptTool {
         #expect(verify.status == 0, "\(verify.stdout)")
         #expect(verify.stdout.contains("✓ digestAlgorithm      \(digest)"))
         // Bound to that device only, and trusted by that root only.
-        #expect(try ReceiptTool.run(["verify", out.path, "--anchor", root, "--device-id", "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEF"]).status == 1)
+        #expect(
+            try ReceiptTool.run(["verify", out.path, "--anchor", root, "--device-id", "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEF"]).status == 1)
         #expect(try ReceiptTool.run(["verify", out.path]).status == 1)
         // What dump prints, make rebuilds into the same receipt.
         let dump = try ReceiptTool.run(["dump", "--json", out.path])
@@ -179,7 +185,8 @@ extension ReceiptTool {
         let again = directory.appendingPathComponent("again.der")
         let remake = try ReceiptTool.run([
             "make", dumped.path, "--key", directory.appendingPathComponent("leaf-key.pem").path,
-            "--cert", directory.appendingPathComponent("leaf.pem").path, "--chain", directory.appendingPathComponent("intermediate.pem").path,
+            "--cert", directory.appendingPathComponent("leaf.pem").path, "--chain",
+            directory.appendingPathComponent("intermediate.pem").path,
             "--chain", root, "--digest", digest, "-o", again.path,
         ])
         #expect(remake.status == 0, "\(remake.stderr)")
@@ -213,8 +220,11 @@ extension ReceiptTool {
         let descriptionFile = directory.appendingPathComponent("receipt.json")
         try Data(Self.description.utf8).write(to: descriptionFile)
         #expect(try ReceiptTool.run(["make", descriptionFile.path, "--cert", "x.pem", "-o", "out.der"]).status == 64, "missing --key")
-        #expect(try ReceiptTool.run(["make", descriptionFile.path, "--key", "k", "--cert", "c", "--digest", "md5", "-o", "o"]).status == 64)
-        let missingKey = try ReceiptTool.run(["make", descriptionFile.path, "--key", "/no/key.pem", "--cert", "/no/cert.pem", "-o", "o.der"])
+        #expect(
+            try ReceiptTool.run(["make", descriptionFile.path, "--key", "k", "--cert", "c", "--digest", "md5", "-o", "o"]).status == 64)
+        let missingKey = try ReceiptTool.run([
+            "make", descriptionFile.path, "--key", "/no/key.pem", "--cert", "/no/cert.pem", "-o", "o.der",
+        ])
         #expect(missingKey.status == 1)
         #expect(missingKey.stderr.contains("no such file"))
         let badJSON = directory.appendingPathComponent("bad.json")

@@ -1,9 +1,10 @@
 import Foundation
+import Glibc
+import Testing
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import Glibc
-import Testing
 
 /// A `receipt-tool serve` process on an ephemeral port of 127.0.0.1.
 final class ServeProcess: @unchecked Sendable {
@@ -120,14 +121,17 @@ final class ServeProcess: @unchecked Sendable {
         let server = try ServeProcess(["--environment", "sandbox", "--quiet"])
         try #require(server.port != 0)
         let der = try Data(contentsOf: URL(fileURLWithPath: ReceiptTool.fixture("base64encodedreceiptsample1.der")))
-        let (_, app) = try await Self.post(server.baseURL + "/verifyReceipt", body: Data("{\"receipt-data\":\"\(der.base64EncodedString())\"}".utf8))
+        let (_, app) = try await Self.post(
+            server.baseURL + "/verifyReceipt", body: Data("{\"receipt-data\":\"\(der.base64EncodedString())\"}".utf8))
         #expect(app["status"] as? Int == 0)
         #expect((app["receipt"] as? [String: Any])?["bundle_id"] as? String == "com.revenuecat.sampleapp")
         #expect((app["latest_receipt_info"] as? [Any])?.count == 9)
-        let (_, legacy) = try await Self.post(server.baseURL + "/verifyReceipt", body: try Self.receiptBody("legacy/base64encoded_unsupportedReceipt2.b64"))
+        let (_, legacy) = try await Self.post(
+            server.baseURL + "/verifyReceipt", body: try Self.receiptBody("legacy/base64encoded_unsupportedReceipt2.b64"))
         #expect(legacy["status"] as? Int == 0)
         let xcode = try Data(contentsOf: URL(fileURLWithPath: ReceiptTool.fixture("receipt-xcode.der")))
-        let (_, untrusted) = try await Self.post(server.baseURL + "/verifyReceipt", body: Data("{\"receipt-data\":\"\(xcode.base64EncodedString())\"}".utf8))
+        let (_, untrusted) = try await Self.post(
+            server.baseURL + "/verifyReceipt", body: Data("{\"receipt-data\":\"\(xcode.base64EncodedString())\"}".utf8))
         #expect(untrusted["status"] as? Int == 21003)
         let stopped = server.stop()
         #expect(stopped.status == 0)
@@ -135,7 +139,9 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     @Test func usageErrorsExit64() throws {
-        for arguments in [["--port", "http"], ["--environment", "staging"], ["--at", "yesterday"], ["--max-connections", "0"], ["extra"]] {
+        for arguments in [
+            ["--port", "http"], ["--environment", "staging"], ["--at", "yesterday"], ["--max-connections", "0"], ["extra"],
+        ] {
             let result = try ReceiptTool.run(["serve"] + arguments + Self.anchorArguments)
             #expect(result.status == 64, "\(arguments)")
             #expect(result.stderr.hasPrefix("Error: "))
@@ -153,8 +159,10 @@ final class ServeProcess: @unchecked Sendable {
         #expect(second.status == 1)
         #expect(second.stderr.contains("bind"))
         #expect(first.stop().status == 0)
-        let badAnchor = try ReceiptTool.run(["serve", "--anchor", ReceiptTool.fixture("not_a_receipt"),
-                                             "--itunes-ca", ReceiptTool.fixture("certs/AppleiTunesStoreCertificationAuthority.der")])
+        let badAnchor = try ReceiptTool.run([
+            "serve", "--anchor", ReceiptTool.fixture("not_a_receipt"),
+            "--itunes-ca", ReceiptTool.fixture("certs/AppleiTunesStoreCertificationAuthority.der"),
+        ])
         #expect(badAnchor.status == 1)
         #expect(badAnchor.stderr.contains("cannot load the anchor"))
     }

@@ -113,7 +113,9 @@ import Testing
         // (Not another test PKI's leaf: those share issuer and serial with this one, which the
         // verifier rightly refuses as an ambiguous signer.)
         var padded = pki.signer()
-        padded.chain = [pki.intermediate, pki.root, try Fixtures.certificate("AppleWWDRCA-G5.der"), try Fixtures.certificate("frank4dd-cacert.der")]
+        padded.chain = [
+            pki.intermediate, pki.root, try Fixtures.certificate("AppleWWDRCA-G5.der"), try Fixtures.certificate("frank4dd-cacert.der"),
+        ]
         let paddedVerdict = verifier.verify(try padded.sign(sampleReceipt()))
         #expect(paddedVerdict.isValid, "\(paddedVerdict)")
         #expect(cache.statistics.chainHits == 1)

@@ -98,7 +98,8 @@ import Testing
         let flipVerifier: AppReceiptVerifier
         if kind == "xcode" {
             bytes = try Fixtures.bytes("receipt-xcode-with-purchases.der")
-            flipVerifier = AppReceiptVerifier(anchors: [try Fixtures.certificate("StoreKitTestCertificate.cer")], policy: .xcode, cache: ChainCache())
+            flipVerifier = AppReceiptVerifier(
+                anchors: [try Fixtures.certificate("StoreKitTestCertificate.cer")], policy: .xcode, cache: ChainCache())
         } else {
             bytes = try pki.signer().sign(sampleReceipt())
             flipVerifier = verifier

@@ -36,7 +36,8 @@ import Testing
         for anchors in [try anchor(other), try TrustAnchors.appleRoots, try anchor("storekit/storekit.pem")] {
             #expect(AppReceiptVerifier(anchors: anchors).verify(bytes).failed(.chain))
         }
-        let pkcs7 = PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: try anchor(root).certificates, at: try #require(verdict.validationTime))
+        let pkcs7 = PKCS7Verifier.verifyWithOpenSSL(
+            pkcs7: bytes, anchors: try anchor(root).certificates, at: try #require(verdict.validationTime))
         #expect(pkcs7.isValid)
     }
 

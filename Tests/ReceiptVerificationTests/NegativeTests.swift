@@ -29,11 +29,12 @@ import Testing
         let verdict = verifier.verify(try signed(layout: layout), expecting: expectations)
         #expect(verdict.isValid, "\(verdict.summary)")
         #expect(verdict.unchecked == [.environment, .receiptType])
-        #expect(verdict.checks.map(\.name) == [
-            .parse, .trustAnchors, .contentType, .signerCount, .digestAlgorithm, .validationTime, .signerCertificate,
-            .signatureAlgorithm, .signerKey, .signedAttributes, .signature, .chain, .pinnedAnchor, .chainLength,
-            .leafMarker, .intermediateMarker, .bundleIdentifier, .appVersion, .deviceHash, .expirationDate,
-        ])
+        #expect(
+            verdict.checks.map(\.name) == [
+                .parse, .trustAnchors, .contentType, .signerCount, .digestAlgorithm, .validationTime, .signerCertificate,
+                .signatureAlgorithm, .signerKey, .signedAttributes, .signature, .chain, .pinnedAnchor, .chainLength,
+                .leafMarker, .intermediateMarker, .bundleIdentifier, .appVersion, .deviceHash, .expirationDate,
+            ])
     }
 
     @Test func payloadAlteredAfterSigning() throws {
@@ -163,7 +164,10 @@ import Testing
         #expect(throws: TrustAnchorError(code: .fingerprintMismatch, source: fake.path, reason: "")) {
             try BundledAnchors.certificate(.appleIncRoot, in: directory)
         }
-        #expect(throws: TrustAnchorError(code: .missing, source: directory.appendingPathComponent(BundledAnchor.appleRootCAG2.fileName).path, reason: "")) {
+        #expect(
+            throws: TrustAnchorError(
+                code: .missing, source: directory.appendingPathComponent(BundledAnchor.appleRootCAG2.fileName).path, reason: "")
+        ) {
             try BundledAnchors.certificate(.appleRootCAG2, in: directory)
         }
         // PEM anchors load too.
@@ -319,7 +323,9 @@ import Testing
         let keyIdentifier = try #require(pki.leaf.extensionValue(oid: "2.5.29.14")).dropFirst(2)
         var builder = EnvelopeBuilder(
             digestAlgorithms: [EnvelopeBuilder.sha256], payload: payload, certificates: [pki.root, pki.intermediate, pki.leaf],
-            signers: [.init(identifier: .subjectKeyIdentifier(Array(keyIdentifier)), digestOID: EnvelopeBuilder.sha256, signature: signature)])
+            signers: [
+                .init(identifier: .subjectKeyIdentifier(Array(keyIdentifier)), digestOID: EnvelopeBuilder.sha256, signature: signature)
+            ])
         let verdict = verifier.verify(try builder.build())
         #expect(verdict.isValid, "\(verdict.summary)")
         #expect(verdict.check(.signerCertificate)?.reason.contains("#2") == true)
@@ -471,7 +477,8 @@ import Testing
         #expect(failed.failures.map(\.name) == [ReceiptCheck.Name(rawValue: "bundlePrefix")], "\(failed.summary)")
         #expect(failed.check(.chainLength) == nil)
 
-        let combined = AllOfPolicies(name: ReceiptCheck.Name(rawValue: "combined"), [ChainLengthPolicy(exactly: 3), BundlePrefix(prefix: "org.")])
+        let combined = AllOfPolicies(
+            name: ReceiptCheck.Name(rawValue: "combined"), [ChainLengthPolicy(exactly: 3), BundlePrefix(prefix: "org.")])
         let result = combined.evaluate(chain: try #require(verdict.chain), receipt: try #require(verdict.receipt))
         #expect(result == .fails("bundlePrefix: bundle id does not start with org."))
     }

@@ -87,7 +87,10 @@ import Testing
 
     static let knownDevices: [(String, DeviceIdentifier?)] = [
         ("hannes_mac_mindnode_receipt.der", DeviceIdentifier("6c4008b5945e")),
-        ("purchasing_experiments_sandbox_receipt.der", (try? Base64.decode(Array("5hgQmGLdQz+7lGddOBXSYw==".utf8))).map(DeviceIdentifier.init(bytes:))),
+        (
+            "purchasing_experiments_sandbox_receipt.der",
+            (try? Base64.decode(Array("5hgQmGLdQz+7lGddOBXSYw==".utf8))).map(DeviceIdentifier.init(bytes:))
+        ),
         ("mindnode_mac_sha256_receipt.der", DeviceIdentifier("f8:ff:c2:1e:91:82")),
         ("mindnode_ios_michaelsandbox_receipt1.der", DeviceIdentifier("3B76A7BD-8F5B-46A4-BCB1-CCE8DBD1B3CD")),
         ("receipt-sandbox-g5.der", DeviceIdentifier("956328D9-CC6A-47F4-BE40-6953FB0AB6C7")),
@@ -108,7 +111,9 @@ import Testing
         #expect(!bad.isValid)
         #expect(bad.failed(.deviceHash))
         #expect(bad.failures.map(\.name) == [.deviceHash])
-        let zero = verifier.verify(bytes, expecting: ReceiptExpectations(deviceIdentifier: DeviceIdentifier(bytes: [UInt8](repeating: 0, count: device.bytes.count))))
+        let zero = verifier.verify(
+            bytes,
+            expecting: ReceiptExpectations(deviceIdentifier: DeviceIdentifier(bytes: [UInt8](repeating: 0, count: device.bytes.count))))
         #expect(zero.failed(.deviceHash))
     }
 
@@ -143,7 +148,9 @@ import Testing
             for time in [creation, today] {
                 let ours = verifier.verify(bytes, at: .fixed(time))
                 let openSSL = PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: [anchor], at: time)
-                #expect(ours.isValid == openSSL.isValid, "\(name) at \(time): ours \(ours.summary) / OpenSSL \(openSSL.failureReason ?? "valid")")
+                #expect(
+                    ours.isValid == openSSL.isValid,
+                    "\(name) at \(time): ours \(ours.summary) / OpenSSL \(openSSL.failureReason ?? "valid")")
                 if ours.isValid { #expect(openSSL.content == ours.receipt.map { Array($0.payload) }) }
             }
         }

@@ -41,7 +41,8 @@ import Testing
         #expect(parsed.envelope?.certificates.count == 3)
         if layout == .appStore { _ = try ASN1Tree.parse(bytes[...], rules: .der) }
         let other = try TestPKI.generate()
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: [other.root], at: Date(timeIntervalSince1970: 1_722_945_600)).isValid)
+        #expect(
+            !PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: [other.root], at: Date(timeIntervalSince1970: 1_722_945_600)).isValid)
     }
 
     @Test func signedAttributesAreAcceptedByOpenSSL() throws {

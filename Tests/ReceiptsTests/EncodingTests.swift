@@ -196,8 +196,12 @@ import Testing
         #expect(latest["1000000692878476"]?.transactionIdentifier == "1000000696553650")
         #expect(receipt.containsInAppPurchase(ofProduct: "com.revenuecat.annual_39.99.2_week_intro"))
         #expect(receipt.inAppPurchase(transactionIdentifier: "1000000692905419")?.purchaseDate == seconds(1_594_763_877))
-        #expect(receipt.containsActiveAutoRenewableSubscription(ofProduct: "com.revenuecat.annual_39.99.2_week_intro", at: seconds(1_595_440_000)))
-        #expect(!receipt.containsActiveAutoRenewableSubscription(ofProduct: "com.revenuecat.annual_39.99.2_week_intro", at: seconds(1_595_443_146)))
+        #expect(
+            receipt.containsActiveAutoRenewableSubscription(
+                ofProduct: "com.revenuecat.annual_39.99.2_week_intro", at: seconds(1_595_440_000)))
+        #expect(
+            !receipt.containsActiveAutoRenewableSubscription(
+                ofProduct: "com.revenuecat.annual_39.99.2_week_intro", at: seconds(1_595_443_146)))
     }
 
     @Test func deviceIdentifiers() {

@@ -1,7 +1,8 @@
 @_spi(RawParsing) import ASN1
 import Foundation
-@testable import Receipts
 import Testing
+
+@testable import Receipts
 
 /// The fast path for in-app records decides exactly what the general path decides.
 @Suite struct FastPathTests {
@@ -38,7 +39,6 @@ import Testing
         #expect(taken == 2)
     }
 }
-
 
 @Suite struct LazyAppReceiptTests {
     @Test(arguments: Fixtures.realAppReceipts)

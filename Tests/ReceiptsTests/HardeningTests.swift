@@ -1,9 +1,10 @@
 import ASN1
 import Foundation
-@testable import Receipts
 import ReceiptSigning
 import Synchronization
 import Testing
+
+@testable import Receipts
 
 /// The generated malformed-input corpus of issue 7, run in the normal suite: every truncation of
 /// every TestReceipts file, bit flips, length boundaries, nesting, indefinite lengths in DER,
@@ -105,10 +106,11 @@ import Testing
 
     /// Declared lengths of 2^31, 2^32 − 1, 2^63 − 1 and 2^63, and one byte over the input, are
     /// typed errors.
-    @Test(arguments: [
-        [0x84, 0x80, 0x00, 0x00, 0x00], [0x84, 0xFF, 0xFF, 0xFF, 0xFF], [0x88, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
-        [0x88, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00], [0x82, 0x01, 0x00],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x84, 0x80, 0x00, 0x00, 0x00], [0x84, 0xFF, 0xFF, 0xFF, 0xFF], [0x88, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+            [0x88, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00], [0x82, 0x01, 0x00],
+        ] as [[UInt8]])
     func hugeAndOverlongLengthsAreTypedErrors(_ lengthOctets: [UInt8]) {
         let payload: [UInt8] = [0x31] + lengthOctets + [0x30, 0x03, 0x02, 0x01, 0x02]
         #expect(receiptErrorCode { _ = try AppReceipt(payload: payload[...]) } == .malformedPayload)
@@ -142,7 +144,9 @@ import Testing
         let attribute: [UInt8] = [0x30, 0x08, 0x02, 0x01, 0x63, 0x02, 0x01, 0x01, 0x04, 0x00]
         var set = DERWriter()
         set.append(.set, content: Array((0..<20_000).map { _ in attribute }.joined()))
-        #expect(receiptErrorCode { _ = try AppReceipt(payload: set.bytes[...], limits: ReceiptLimits(maximumAttributes: 10_000)) } == .limitExceeded)
+        #expect(
+            receiptErrorCode { _ = try AppReceipt(payload: set.bytes[...], limits: ReceiptLimits(maximumAttributes: 10_000)) }
+                == .limitExceeded)
         #expect(try AppReceipt(payload: set.bytes[...]).unknownAttributes.count == 20_000)
     }
 

@@ -81,11 +81,13 @@ import Testing
     /// Builds a payload from raw attribute SEQUENCE contents.
     static func payload(_ attributes: [[UInt8]], setTag: UInt8 = 0x31) -> [UInt8] {
         var writer = DERWriter()
-        writer.append(ASN1Identifier(shortForm: setTag), content: attributes.flatMap { attribute in
-            var w = DERWriter()
-            w.append(.sequence, content: attribute)
-            return w.bytes
-        })
+        writer.append(
+            ASN1Identifier(shortForm: setTag),
+            content: attributes.flatMap { attribute in
+                var w = DERWriter()
+                w.append(.sequence, content: attribute)
+                return w.bytes
+            })
         return writer.bytes
     }
 
@@ -122,7 +124,9 @@ import Testing
         quantity.appendInteger(1)
         let inApp = Self.payload([Self.attribute(1701, Self.utf8("1"))])
         #expect(receiptErrorCode { _ = try AppReceipt(payload: Self.payload([Self.attribute(17, inApp)])[...]) } == .invalidAttributeValue)
-        #expect(receiptErrorCode { _ = try AppReceipt(payload: Self.payload([Self.attribute(2, quantity.bytes)])[...]) } == .invalidAttributeValue)
+        #expect(
+            receiptErrorCode { _ = try AppReceipt(payload: Self.payload([Self.attribute(2, quantity.bytes)])[...]) }
+                == .invalidAttributeValue)
     }
 
     @Test func duplicateBundleIdentifierIsRejected() {
@@ -168,7 +172,9 @@ import Testing
         limits = ReceiptLimits(maximumAttributes: 3)
         #expect(receiptErrorCode { _ = try AppReceipt(payload: payload[...], limits: limits) } == .limitExceeded)
         limits = ReceiptLimits(maximumStringLength: 3)
-        #expect(receiptErrorCode { _ = try AppReceipt(payload: Self.payload([Self.attribute(2, Self.utf8("abcd"))])[...], limits: limits) } == .limitExceeded)
+        #expect(
+            receiptErrorCode { _ = try AppReceipt(payload: Self.payload([Self.attribute(2, Self.utf8("abcd"))])[...], limits: limits) }
+                == .limitExceeded)
         limits = ReceiptLimits(maximumInputSize: 100)
         #expect(receiptErrorCode { _ = try AppReceipt([0x30] + [UInt8](repeating: 0, count: 200), limits: limits) } == .inputTooLarge)
     }

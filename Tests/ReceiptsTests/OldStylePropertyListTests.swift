@@ -25,7 +25,8 @@ extension SplitMix64 {
     }
 
     @Test func syntaxVariants() throws {
-        let value = try parse("""
+        let value = try parse(
+            """
             // a comment
             { /* block */ unquoted = bare.value-1:2/3_$+;
               'single' = 'it\\'s';

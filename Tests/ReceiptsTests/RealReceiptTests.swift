@@ -27,28 +27,72 @@ import Testing
 
     /// The "Facts we measured" tables of every PROVENANCE.md.
     static let summaries: [Summary] = [
-        Summary(file: "hannes_mac_mindnode_2_receipt.der", type: "Production", bundle: "com.ideasoncanvas.MindNodeMac", version: "2.5.8", original: "2.5.5", created: "2023-02-22T12:56:25Z", inApp: 0),
-        Summary(file: "hannes_mac_mindnode_receipt.der", type: "Production", bundle: "com.ideasoncanvas.MindNodeMac", version: "2.5.5", original: "2.5.5", created: "2017-09-04T09:01:20Z", inApp: 0),
-        Summary(file: "mac_mindnode_rebought_receipt.der", type: "Production", bundle: "com.ideasoncanvas.MindNodeMac", version: "2.5.5", original: "2.5.5", created: "2017-09-04T14:45:30Z", inApp: 0),
-        Summary(file: "mindnode_ios_michaelsandbox_receipt1.der", type: "ProductionSandbox", bundle: "com.mindnode.mindnodetouch", version: "3394", original: "1.0", created: "2017-09-11T09:38:34Z", inApp: 0),
-        Summary(file: "mindnode_ios_michaelsandbox_receipt2.der", type: "ProductionSandbox", bundle: "com.mindnode.mindnodetouch", version: "3392", original: "1.0", created: "2017-08-16T13:13:14Z", inApp: 0),
-        Summary(file: "mindnode_mac_sha256_receipt.der", type: "Production", bundle: "com.ideasoncanvas.mindnode.macos", version: "2023.2.2", original: "5.0", created: "2023-08-28T10:24:05Z", inApp: 3),
-        Summary(file: "purchasing_experiments_sandbox_receipt.der", type: "ProductionSandbox", bundle: "com.hannesoid.PurchasingExperiments", version: "1", original: "1.0", created: "2023-02-22T14:30:15Z", inApp: 2),
-        Summary(file: "kvitto-demo-newReceipt.der", type: "ProductionSandbox", bundle: "de.emmi-club.manager", version: "372", original: "1.0", created: "2015-10-07T16:16:10Z", inApp: 6),
-        Summary(file: "kvitto-receipt.der", type: "Production", bundle: "com.apple.dt.Xcode", version: "7.0", original: "4.3", created: "2015-09-22T08:55:28Z", inApp: 0),
-        Summary(file: "kvitto-sandboxReceipt.der", type: "ProductionSandbox", bundle: "com.cocoanetics.EmmiView", version: "246", original: "1.0", created: "2015-05-25T15:22:10Z", inApp: 6),
-        Summary(file: "kvitto-storeKitTestReceipt.der", type: "Xcode", bundle: "com.rd.eehelper", version: "2020.10.02.1149", original: nil, created: "2020-10-16T14:29:30+0300", inApp: 1),
-        Summary(file: "base64encoded_sandboxReceipt2.der", type: "ProductionSandbox", bundle: "com.mbaasy.ios.demo", version: "1", original: "1.0", created: "2015-08-13T07:50:46Z", inApp: 7),
-        Summary(file: "base64encoded_sandboxReceipt3.der", type: "ProductionSandbox", bundle: "com.belive.app.ios", version: "3", original: "1.0", created: "2018-11-13T16:46:31Z", inApp: 1),
-        Summary(file: "base64encodedreceiptsample1.der", type: "ProductionSandbox", bundle: "com.revenuecat.sampleapp", version: "4", original: "1.0", created: "2020-07-22T17:39:08Z", inApp: 9),
-        Summary(file: "receipt-crash.der", type: "ProductionSandbox", bundle: "de.holtwick.mac.PDFify", version: "3.3.1b4", original: "1.0", created: "2020-10-30T10:54:04Z", inApp: 0),
-        Summary(file: "receipt-no-orig-purchase-date.der", type: "Xcode", bundle: "com.nutcall.alert", version: "34", original: nil, created: "2021-04-03T22:38:45+0300", inApp: 1),
-        Summary(file: "receipt-sandbox-g5.der", type: "ProductionSandbox", bundle: "dev.bonzer.weeka.app", version: "2", original: "1.0", created: "2025-12-26T18:39:47Z", inApp: 2),
-        Summary(file: "receipt-sandbox-legacy.der", type: "ProductionSandbox", bundle: "com.nutcall.alert", version: "32", original: "1.0", created: "2020-05-06T18:28:49Z", inApp: 187),
-        Summary(file: "receipt-watch.der", type: "Production", bundle: "net.zachariadis.cyclemaps", version: "32.3.1", original: "31.12.1", created: "2020-09-21T05:35:19Z", inApp: 1),
-        Summary(file: "receipt-xcode-with-purchases.der", type: "Xcode", bundle: "com.example.naturelab.backyardbirds.example", version: "1", original: nil, created: "2023-10-19T01:45:40Z", inApp: 1),
-        Summary(file: "receipt-xcode.der", type: "Xcode", bundle: "net.zachariadis.cyclemaps", version: "31.10.0", original: nil, created: "2020-07-22T18:33:15+0100", inApp: 1),
-        Summary(file: "xcode-app-receipt-empty.der", type: "Xcode", bundle: "com.example.naturelab.backyardbirds.example", version: "1", original: nil, created: "2023-10-19T01:18:54Z", inApp: 0),
+        Summary(
+            file: "hannes_mac_mindnode_2_receipt.der", type: "Production", bundle: "com.ideasoncanvas.MindNodeMac", version: "2.5.8",
+            original: "2.5.5", created: "2023-02-22T12:56:25Z", inApp: 0),
+        Summary(
+            file: "hannes_mac_mindnode_receipt.der", type: "Production", bundle: "com.ideasoncanvas.MindNodeMac", version: "2.5.5",
+            original: "2.5.5", created: "2017-09-04T09:01:20Z", inApp: 0),
+        Summary(
+            file: "mac_mindnode_rebought_receipt.der", type: "Production", bundle: "com.ideasoncanvas.MindNodeMac", version: "2.5.5",
+            original: "2.5.5", created: "2017-09-04T14:45:30Z", inApp: 0),
+        Summary(
+            file: "mindnode_ios_michaelsandbox_receipt1.der", type: "ProductionSandbox", bundle: "com.mindnode.mindnodetouch",
+            version: "3394", original: "1.0", created: "2017-09-11T09:38:34Z", inApp: 0),
+        Summary(
+            file: "mindnode_ios_michaelsandbox_receipt2.der", type: "ProductionSandbox", bundle: "com.mindnode.mindnodetouch",
+            version: "3392", original: "1.0", created: "2017-08-16T13:13:14Z", inApp: 0),
+        Summary(
+            file: "mindnode_mac_sha256_receipt.der", type: "Production", bundle: "com.ideasoncanvas.mindnode.macos", version: "2023.2.2",
+            original: "5.0", created: "2023-08-28T10:24:05Z", inApp: 3),
+        Summary(
+            file: "purchasing_experiments_sandbox_receipt.der", type: "ProductionSandbox", bundle: "com.hannesoid.PurchasingExperiments",
+            version: "1", original: "1.0", created: "2023-02-22T14:30:15Z", inApp: 2),
+        Summary(
+            file: "kvitto-demo-newReceipt.der", type: "ProductionSandbox", bundle: "de.emmi-club.manager", version: "372", original: "1.0",
+            created: "2015-10-07T16:16:10Z", inApp: 6),
+        Summary(
+            file: "kvitto-receipt.der", type: "Production", bundle: "com.apple.dt.Xcode", version: "7.0", original: "4.3",
+            created: "2015-09-22T08:55:28Z", inApp: 0),
+        Summary(
+            file: "kvitto-sandboxReceipt.der", type: "ProductionSandbox", bundle: "com.cocoanetics.EmmiView", version: "246",
+            original: "1.0", created: "2015-05-25T15:22:10Z", inApp: 6),
+        Summary(
+            file: "kvitto-storeKitTestReceipt.der", type: "Xcode", bundle: "com.rd.eehelper", version: "2020.10.02.1149", original: nil,
+            created: "2020-10-16T14:29:30+0300", inApp: 1),
+        Summary(
+            file: "base64encoded_sandboxReceipt2.der", type: "ProductionSandbox", bundle: "com.mbaasy.ios.demo", version: "1",
+            original: "1.0", created: "2015-08-13T07:50:46Z", inApp: 7),
+        Summary(
+            file: "base64encoded_sandboxReceipt3.der", type: "ProductionSandbox", bundle: "com.belive.app.ios", version: "3",
+            original: "1.0", created: "2018-11-13T16:46:31Z", inApp: 1),
+        Summary(
+            file: "base64encodedreceiptsample1.der", type: "ProductionSandbox", bundle: "com.revenuecat.sampleapp", version: "4",
+            original: "1.0", created: "2020-07-22T17:39:08Z", inApp: 9),
+        Summary(
+            file: "receipt-crash.der", type: "ProductionSandbox", bundle: "de.holtwick.mac.PDFify", version: "3.3.1b4", original: "1.0",
+            created: "2020-10-30T10:54:04Z", inApp: 0),
+        Summary(
+            file: "receipt-no-orig-purchase-date.der", type: "Xcode", bundle: "com.nutcall.alert", version: "34", original: nil,
+            created: "2021-04-03T22:38:45+0300", inApp: 1),
+        Summary(
+            file: "receipt-sandbox-g5.der", type: "ProductionSandbox", bundle: "dev.bonzer.weeka.app", version: "2", original: "1.0",
+            created: "2025-12-26T18:39:47Z", inApp: 2),
+        Summary(
+            file: "receipt-sandbox-legacy.der", type: "ProductionSandbox", bundle: "com.nutcall.alert", version: "32", original: "1.0",
+            created: "2020-05-06T18:28:49Z", inApp: 187),
+        Summary(
+            file: "receipt-watch.der", type: "Production", bundle: "net.zachariadis.cyclemaps", version: "32.3.1", original: "31.12.1",
+            created: "2020-09-21T05:35:19Z", inApp: 1),
+        Summary(
+            file: "receipt-xcode-with-purchases.der", type: "Xcode", bundle: "com.example.naturelab.backyardbirds.example", version: "1",
+            original: nil, created: "2023-10-19T01:45:40Z", inApp: 1),
+        Summary(
+            file: "receipt-xcode.der", type: "Xcode", bundle: "net.zachariadis.cyclemaps", version: "31.10.0", original: nil,
+            created: "2020-07-22T18:33:15+0100", inApp: 1),
+        Summary(
+            file: "xcode-app-receipt-empty.der", type: "Xcode", bundle: "com.example.naturelab.backyardbirds.example", version: "1",
+            original: nil, created: "2023-10-19T01:18:54Z", inApp: 0),
     ]
 
     @Test(arguments: summaries)
@@ -63,7 +107,9 @@ import Testing
         #expect(r.opaqueValue?.count == (s.type == "Xcode" ? 8 : 16))
         #expect(r.sha1Hash?.count == 20)
         if s.type == "Xcode" {
-            #expect(r.expirationDate == date("4001-01-01T00:00:00Z") || r.expirationDate.map { ReceiptDate.rfc3339($0).hasPrefix("4001-01-0") } == true)
+            #expect(
+                r.expirationDate == date("4001-01-01T00:00:00Z")
+                    || r.expirationDate.map { ReceiptDate.rfc3339($0).hasPrefix("4001-01-0") } == true)
             #expect(r.envelope?.usesBERForms == true)
             #expect(r.envelope?.certificates.count == 1)
         } else {
@@ -190,15 +236,33 @@ import Testing
         #expect(r.sha1Hash == base64("deUV5jHlBbtD8cm+XBgY/95o7zw="))
         let monthly = "com.revenuecat.monthly_4.99.1_week_intro"
         let rows: [Row] = [
-            Row(product: monthly, transaction: "1000000692879214", purchase: 1_594_755_400, expires: 1_594_755_700, trial: false, webOrder: 1_000_000_054_042_695),
-            Row(product: monthly, transaction: "1000000692901513", purchase: 1_594_762_977, expires: 1_594_763_277, trial: false, webOrder: 1_000_000_054_042_739),
-            Row(product: monthly, transaction: "1000000692902182", purchase: 1_594_763_277, expires: 1_594_763_577, trial: false, webOrder: 1_000_000_054_044_460),
-            Row(product: monthly, transaction: "1000000692902990", purchase: 1_594_763_577, expires: 1_594_763_877, trial: false, webOrder: 1_000_000_054_044_520),
-            Row(product: monthly, transaction: "1000000692905419", purchase: 1_594_763_877, expires: 1_594_764_177, trial: false, webOrder: 1_000_000_054_044_587),
-            Row(product: monthly, transaction: "1000000692905971", purchase: 1_594_764_177, expires: 1_594_764_477, trial: false, webOrder: 1_000_000_054_044_637),
-            Row(product: monthly, transaction: "1000000692906727", purchase: 1_594_764_500, expires: 1_594_764_800, trial: false, webOrder: 1_000_000_054_044_710),
-            Row(product: "com.revenuecat.annual_39.99.2_week_intro", transaction: "1000000696553650", purchase: 1_595_439_546, expires: 1_595_443_146, trial: false, webOrder: 1_000_000_054_044_800),
-            Row(product: monthly, transaction: "1000000692878476", purchase: 1_594_755_206, expires: 1_594_755_386, trial: true, webOrder: 1_000_000_054_042_694),
+            Row(
+                product: monthly, transaction: "1000000692879214", purchase: 1_594_755_400, expires: 1_594_755_700, trial: false,
+                webOrder: 1_000_000_054_042_695),
+            Row(
+                product: monthly, transaction: "1000000692901513", purchase: 1_594_762_977, expires: 1_594_763_277, trial: false,
+                webOrder: 1_000_000_054_042_739),
+            Row(
+                product: monthly, transaction: "1000000692902182", purchase: 1_594_763_277, expires: 1_594_763_577, trial: false,
+                webOrder: 1_000_000_054_044_460),
+            Row(
+                product: monthly, transaction: "1000000692902990", purchase: 1_594_763_577, expires: 1_594_763_877, trial: false,
+                webOrder: 1_000_000_054_044_520),
+            Row(
+                product: monthly, transaction: "1000000692905419", purchase: 1_594_763_877, expires: 1_594_764_177, trial: false,
+                webOrder: 1_000_000_054_044_587),
+            Row(
+                product: monthly, transaction: "1000000692905971", purchase: 1_594_764_177, expires: 1_594_764_477, trial: false,
+                webOrder: 1_000_000_054_044_637),
+            Row(
+                product: monthly, transaction: "1000000692906727", purchase: 1_594_764_500, expires: 1_594_764_800, trial: false,
+                webOrder: 1_000_000_054_044_710),
+            Row(
+                product: "com.revenuecat.annual_39.99.2_week_intro", transaction: "1000000696553650", purchase: 1_595_439_546,
+                expires: 1_595_443_146, trial: false, webOrder: 1_000_000_054_044_800),
+            Row(
+                product: monthly, transaction: "1000000692878476", purchase: 1_594_755_206, expires: 1_594_755_386, trial: true,
+                webOrder: 1_000_000_054_042_694),
         ]
         #expect(r.inAppPurchases.count == rows.count)
         for (purchase, row) in zip(r.inAppPurchases, rows) {
@@ -230,7 +294,9 @@ import Testing
         #expect(consumable.productType == .consumable)
         #expect(consumable.webOrderLineItemID == 0)
         #expect(consumable.isInIntroOfferPeriod == nil)
-        let monthlyIDs = ["1000000166965150", "1000000166965327", "1000000166965895", "1000000166967152", "1000000166967484", "1000000166967782"]
+        let monthlyIDs = [
+            "1000000166965150", "1000000166965327", "1000000166965895", "1000000166967152", "1000000166967484", "1000000166967782",
+        ]
         #expect(two.inAppPurchases.dropFirst().map(\.transactionIdentifier) == monthlyIDs)
         for monthly in two.inAppPurchases.dropFirst() {
             #expect(monthly.productIdentifier == "monthly")
@@ -253,7 +319,9 @@ import Testing
     @Test func tpInAppReceiptVectors() throws {
         let g5 = try Fixtures.receipt("receipt-sandbox-g5.der")
         #expect(g5.inAppPurchases.allSatisfy { $0.productIdentifier == "dev.bonzer.weeka.app.subscription.pro.annual" })
-        #expect(Set(g5.inAppPurchases.compactMap(\.transactionIdentifier)).isSuperset(of: ["2000001092134138"]) || Set(g5.inAppPurchases.compactMap(\.originalTransactionIdentifier)).contains("2000001092134138"))
+        #expect(
+            Set(g5.inAppPurchases.compactMap(\.transactionIdentifier)).isSuperset(of: ["2000001092134138"])
+                || Set(g5.inAppPurchases.compactMap(\.originalTransactionIdentifier)).contains("2000001092134138"))
         #expect(g5.inAppPurchases.contains { $0.transactionIdentifier == "2000001092148094" })
         #expect(g5.hashMatches(device: try #require(DeviceIdentifier("956328D9-CC6A-47F4-BE40-6953FB0AB6C7"))))
         #expect(!g5.hashMatches(device: DeviceIdentifier(bytes: [UInt8](repeating: 0, count: 16))))

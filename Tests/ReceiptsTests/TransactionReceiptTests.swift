@@ -95,8 +95,9 @@ struct LegacyReceiptExpectation: Sendable, CustomStringConvertible {
         #expect(signature.certificate.count == 855)
         #expect(Array(signature.certificate.prefix(2)) == [0x30, 0x82])
         #expect(signature.signedData(purchaseInfoData: receipt.purchaseInfoData) == [2] + receipt.purchaseInfoData)
-        #expect(TransactionReceiptSignature.encode(version: 2, signature: signature.signature, certificate: signature.certificate)
-            == receipt.signatureBlob)
+        #expect(
+            TransactionReceiptSignature.encode(version: 2, signature: signature.signature, certificate: signature.certificate)
+                == receipt.signatureBlob)
     }
 
     /// The text forms of the dates agree with the millisecond values under our own formatters (both
@@ -125,7 +126,9 @@ struct LegacyReceiptExpectation: Sendable, CustomStringConvertible {
         #expect(receipt.purchaseInfo.transactionIdentifier == "1000000181492557")
         // Its only whitespace is the " = " separators and one space after the first ';'. Rebuilt
         // from its parts in the compact layout, it is the same text without that one space.
-        let semicolonSpace = receipt.text.indices.filter { $0 + 1 < receipt.text.count && receipt.text[$0] == 0x3B && receipt.text[$0 + 1] == 0x20 }
+        let semicolonSpace = receipt.text.indices.filter {
+            $0 + 1 < receipt.text.count && receipt.text[$0] == 0x3B && receipt.text[$0 + 1] == 0x20
+        }
         #expect(semicolonSpace.count == 1)
         var expected = receipt.text
         if let index = semicolonSpace.first { expected.remove(at: index + 1) }
@@ -178,7 +181,8 @@ struct LegacyReceiptExpectation: Sendable, CustomStringConvertible {
 
     @Test func keyOrderAndUnknownKeysAreKept() throws {
         let info = Array("{\"b\" = \"2\"; \"transaction-id\" = \"7\"; \"a\" = \"1\";}".utf8)
-        let text = "{\"x-extra\" = \"kept\"; \"purchase-info\" = \"\(Base64.encode(info))\"; \"signature\" = \"AAAA\"; \"environment\" = \"Production\";}"
+        let text =
+            "{\"x-extra\" = \"kept\"; \"purchase-info\" = \"\(Base64.encode(info))\"; \"signature\" = \"AAAA\"; \"environment\" = \"Production\";}"
         let receipt = try TransactionReceipt(text: Array(text.utf8))
         #expect(receipt.entries.map(\.key) == ["x-extra", "purchase-info", "signature", "environment"])
         #expect(receipt.unknownEntries == [OldStylePropertyList.Entry(key: "x-extra", value: .string("kept"))])
@@ -187,7 +191,8 @@ struct LegacyReceiptExpectation: Sendable, CustomStringConvertible {
         #expect(receipt.purchaseInfo.transactionIdentifier == "7")
         #expect(receipt.purchaseInfo.unknownEntries.map(\.key) == ["b", "a"])
         #expect(receipt.purchaseInfo.data == info)
-        let other = try TransactionReceipt(text: Array("{\"purchase-info\" = \"\(Base64.encode(info))\"; \"environment\" = \"Staging\";}".utf8))
+        let other = try TransactionReceipt(
+            text: Array("{\"purchase-info\" = \"\(Base64.encode(info))\"; \"environment\" = \"Staging\";}".utf8))
         #expect(other.environmentKind == .unknown)
     }
 
@@ -213,7 +218,9 @@ struct LegacyReceiptExpectation: Sendable, CustomStringConvertible {
         #expect(error("(\"not\", \"a\", \"dictionary\")")?.code == .malformedTransactionReceipt)
         #expect(error("{\"transaction-id\" = \"1\"") != nil)
         // 64-bit values and the text-date fallback work.
-        let big = try PurchaseInfo(data: Array("{\"web-order-line-item-id\" = \"9223372036854775807\"; \"purchase-date\" = \"2012-04-30 15:05:55 Etc/GMT\";}".utf8))
+        let big = try PurchaseInfo(
+            data: Array("{\"web-order-line-item-id\" = \"9223372036854775807\"; \"purchase-date\" = \"2012-04-30 15:05:55 Etc/GMT\";}".utf8)
+        )
         #expect(big.webOrderLineItemID == Int64.max)
         #expect(big.purchaseDate.map(ReceiptDate.milliseconds) == 1_335_798_355_000)
     }
@@ -285,9 +292,11 @@ struct LegacyReceiptExpectation: Sendable, CustomStringConvertible {
         #expect(members.allSatisfy { !$0.0.contains("-") })
         // Reading the JSON back gives the same typed values.
         let back = try PurchaseInfo(verifyReceiptJSON: json)
-        #expect(back.entries == receipt.purchaseInfo.entries.map {
-            OldStylePropertyList.Entry(key: $0.key, value: $0.value)
-        })
+        #expect(
+            back.entries
+                == receipt.purchaseInfo.entries.map {
+                    OldStylePropertyList.Entry(key: $0.key, value: $0.value)
+                })
         #expect(back.expiresDate == receipt.purchaseInfo.expiresDate)
     }
 

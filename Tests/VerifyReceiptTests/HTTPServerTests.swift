@@ -27,7 +27,8 @@ import VerifyReceipt
     }
 
     @Test func malformedRequestsGetClean4xxAndTheServerCarriesOn() async throws {
-        let chunkedTooLarge = "POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let chunkedTooLarge =
+            "POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
             + String(repeating: "8000\r\n" + String(repeating: "a", count: 0x8000) + "\r\n", count: 3) + "0\r\n\r\n"
         let cases: [(String, [UInt8], Int)] = [
             ("garbage request line", Array("GARBAGE\r\n\r\n".utf8), 400),
@@ -44,16 +45,34 @@ import VerifyReceipt
             ("control character in a value", Array("GET /health HTTP/1.1\r\nHost: x\r\nX: a\u{1}b\r\n\r\n".utf8), 400),
             ("POST without length", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 411),
             ("non-numeric length", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: 12a\r\n\r\n".utf8), 400),
-            ("conflicting lengths", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}".utf8), 400),
-            ("length and chunked", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}".utf8), 400),
+            (
+                "conflicting lengths",
+                Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}".utf8), 400
+            ),
+            (
+                "length and chunked",
+                Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}".utf8), 400
+            ),
             ("unknown coding", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n".utf8), 501),
             ("bad chunk size", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n".utf8), 400),
             ("declared body too large", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n".utf8), 413),
-            ("huge declared length", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n".utf8), 413),
+            (
+                "huge declared length",
+                Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n".utf8), 413
+            ),
             ("chunked body too large", Array(chunkedTooLarge.utf8), 413),
-            ("unknown expectation", Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}".utf8), 417),
-            ("too many headers", Array(("GET /health HTTP/1.1\r\nHost: x\r\n" + (0..<25).map { "X-\($0): v\r\n" }.joined() + "\r\n").utf8), 431),
-            ("head too large", Array(("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 5000) + "\r\n\r\n").utf8), 431),
+            (
+                "unknown expectation",
+                Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}".utf8), 417
+            ),
+            (
+                "too many headers",
+                Array(("GET /health HTTP/1.1\r\nHost: x\r\n" + (0..<25).map { "X-\($0): v\r\n" }.joined() + "\r\n").utf8), 431
+            ),
+            (
+                "head too large",
+                Array(("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 5000) + "\r\n\r\n").utf8), 431
+            ),
             ("head never ends", Array(("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 9000)).utf8), 431),
             ("wrong method", Array("DELETE /verifyReceipt HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 405),
             ("unknown path", Array("GET /admin HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 404),
@@ -83,7 +102,9 @@ import VerifyReceipt
                 let half = body.count / 2
                 var chunked = Array("POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
                 chunked += Array((String(half, radix: 16) + ";ext=1\r\n").utf8) + body[..<half] + Array("\r\n".utf8)
-                chunked += Array((String(body.count - half, radix: 16) + "\r\n").utf8) + body[half...] + Array("\r\n0\r\nX-Trailer: t\r\n\r\n".utf8)
+                chunked +=
+                    Array((String(body.count - half, radix: 16) + "\r\n").utf8) + body[half...]
+                    + Array("\r\n0\r\nX-Trailer: t\r\n\r\n".utf8)
                 let (chunkedResponse, _) = try Self.exchange(server.port, chunked)
                 #expect(chunkedResponse.status == 200)
                 #expect(chunkedResponse.verifyReceiptStatus == 0)
@@ -98,8 +119,9 @@ import VerifyReceipt
 
                 // Pipelined requests in one write, with leading empty lines; answered in order.
                 let pipelined = try RawHTTPConnection(port: server.port)
-                pipelined.send(Array("\r\n".utf8) + RawHTTPConnection.post("/verifyReceipt", body: Array("{}".utf8))
-                    + RawHTTPConnection.post("/verifyReceipt", body: body) + Array("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                pipelined.send(
+                    Array("\r\n".utf8) + RawHTTPConnection.post("/verifyReceipt", body: Array("{}".utf8))
+                        + RawHTTPConnection.post("/verifyReceipt", body: body) + Array("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
                 #expect(try pipelined.readResponse().verifyReceiptStatus == 21002)
                 #expect(try pipelined.readResponse().verifyReceiptStatus == 0)
                 let head = try pipelined.readResponse(bodyless: true)
@@ -161,7 +183,8 @@ import VerifyReceipt
 
                 // Meanwhile other clients are answered at once.
                 for _ in 0..<20 {
-                    let (response, _) = try Self.exchange(server.port, RawHTTPConnection.post("/verifyReceipt", body: body, keepAlive: false))
+                    let (response, _) = try Self.exchange(
+                        server.port, RawHTTPConnection.post("/verifyReceipt", body: body, keepAlive: false))
                     #expect(response.verifyReceiptStatus == 0)
                 }
                 let fastDone = clock.now - start
@@ -195,11 +218,14 @@ import VerifyReceipt
         for file in Vectors.legacyFiles {
             let receipt = try TransactionReceipt(Vectors.bytes(file))
             let status = receipt.purchaseInfo.expiresDate != nil ? 21006 : 0
-            cases.append(Case(body: VerifyReceiptRequest(receipt: receipt.text).jsonBody, status: status,
-                              transaction: receipt.purchaseInfo.transactionIdentifier))
+            cases.append(
+                Case(
+                    body: VerifyReceiptRequest(receipt: receipt.text).jsonBody, status: status,
+                    transaction: receipt.purchaseInfo.transactionIdentifier))
         }
         let venice = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
-        cases.append(Case(body: VerifyReceiptRequest(receipt: try Vectors.withQuantityTwo(venice).text).jsonBody, status: 21003, transaction: nil))
+        cases.append(
+            Case(body: VerifyReceiptRequest(receipt: try Vectors.withQuantityTwo(venice).text).jsonBody, status: 21003, transaction: nil))
         cases.append(Case(body: Array("{}".utf8), status: 21002, transaction: nil))
         cases.append(Case(body: Array("[".utf8), status: 21000, transaction: nil))
         let allCases = cases
@@ -230,7 +256,9 @@ import VerifyReceipt
                             var transaction: String?
                             if let parsed, let info = try? parsed.purchaseInfo() { transaction = info.transactionIdentifier }
                             if response.status != 200 || parsed?.status.rawValue != item.status || transaction != item.transaction {
-                                failures.withLock { $0.append("client \(client) request \(index): \(response.status) \(response.bodyText.prefix(80))") }
+                                failures.withLock {
+                                    $0.append("client \(client) request \(index): \(response.status) \(response.bodyText.prefix(80))")
+                                }
                             }
                             answered.withLock { $0 += 1 }
                         }
@@ -319,11 +347,14 @@ import VerifyReceipt
             let first = HTTPServer(handler: ScriptedHandler { _ in .text("x", status: 200) })
             try first.start()
             defer { first.shutdown() }
-            let second = HTTPServer(configuration: HTTPServerConfiguration(port: first.port), handler: ScriptedHandler { _ in .text("x", status: 200) })
+            let second = HTTPServer(
+                configuration: HTTPServerConfiguration(port: first.port), handler: ScriptedHandler { _ in .text("x", status: 200) })
             let error = #expect(throws: HTTPServerError.self) { try second.start() }
             #expect(error?.operation == "bind")
             #expect(error?.errorNumber == EADDRINUSE)
-            let unresolvable = HTTPServer(configuration: HTTPServerConfiguration(host: "no such host.invalid"), handler: ScriptedHandler { _ in .text("x", status: 200) })
+            let unresolvable = HTTPServer(
+                configuration: HTTPServerConfiguration(host: "no such host.invalid"),
+                handler: ScriptedHandler { _ in .text("x", status: 200) })
             #expect(throws: HTTPServerError.self) { try unresolvable.start() }
             // A stopped-before-started server does not hang.
             unresolvable.shutdown()

@@ -125,7 +125,9 @@ final class RawHTTPConnection: @unchecked Sendable {
 
     /// One request with a body, as a well-behaved client sends it.
     static func post(_ path: String, body: [UInt8], keepAlive: Bool = true) -> [UInt8] {
-        Array("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\(keepAlive ? "" : "Connection: close\r\n")\r\n".utf8)
+        Array(
+            "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\(keepAlive ? "" : "Connection: close\r\n")\r\n"
+                .utf8)
             + body
     }
 }

@@ -36,11 +36,12 @@ import Testing
         #expect(chain[0].subject.commonName == "PurchaseReceiptCertificate")
         #expect(chain[1] == (try Vectors.iTunesStoreCA))
         #expect(chain[2] == (try Vectors.appleRoot))
-        #expect(verdict.checks.map(\.name) == [
-            .parse, .trustAnchors, .signatureBlob, .signatureVersion, .leafCertificate, .signature, .validationTime, .chain,
-            .chainLength, .pinnedIntermediate, .pinnedAnchor, .purchaseReceiptMarker, .bundleIdentifier, .bundleVersion,
-            .productIdentifier, .environment,
-        ])
+        #expect(
+            verdict.checks.map(\.name) == [
+                .parse, .trustAnchors, .signatureBlob, .signatureVersion, .leafCertificate, .signature, .validationTime, .chain,
+                .chainLength, .pinnedIntermediate, .pinnedAnchor, .purchaseReceiptMarker, .bundleIdentifier, .bundleVersion,
+                .productIdentifier, .environment,
+            ])
         // Without expectations it is still valid; the expectations are listed as unchecked.
         let plain = verifier.verify(receipt)
         #expect(plain.isValid)
@@ -148,8 +149,11 @@ import Testing
         #expect(failed(TransactionReceiptExpectations(bundleVersion: "1.1")) == [.bundleVersion])
         #expect(failed(TransactionReceiptExpectations(productIdentifiers: ["BattleGold100"])) == [.productIdentifier])
         #expect(failed(TransactionReceiptExpectations(allowedEnvironments: [.production])) == [.environment])
-        #expect(failed(TransactionReceiptExpectations(
-            bundleIdentifier: "x", bundleVersion: "y", productIdentifiers: [], allowedEnvironments: [])).count == 4)
+        #expect(
+            failed(
+                TransactionReceiptExpectations(
+                    bundleIdentifier: "x", bundleVersion: "y", productIdentifiers: [], allowedEnvironments: [])
+            ).count == 4)
         #expect(failed(TransactionReceiptExpectations(productIdentifiers: ["BattleGold50", "BattleGold100"])).isEmpty)
     }
 
@@ -217,12 +221,15 @@ import Testing
         let forged = TransactionReceiptSignature.encode(
             version: 2, signature: [UInt8](repeating: 1, count: 128), certificate: big.leaf.derEncoded)
         let forgedReceipt = try TransactionReceipt(signatureBlob: forged, purchaseInfoData: info.data)
-        #expect(LegacyReceiptVerifier(intermediate: big.intermediate, anchors: [big.root]).verify(forgedReceipt).firstFailure?.name
-            == .leafCertificate)
+        #expect(
+            LegacyReceiptVerifier(intermediate: big.intermediate, anchors: [big.root]).verify(forgedReceipt).firstFailure?.name
+                == .leafCertificate)
         // A blob whose certificate bytes are garbage.
-        let garbage = TransactionReceiptSignature.encode(version: 2, signature: [UInt8](repeating: 1, count: 128), certificate: [0x30, 0x03, 1, 2, 3])
-        #expect(verifier.verify(try TransactionReceipt(signatureBlob: garbage, purchaseInfoData: info.data)).firstFailure?.name
-            == .leafCertificate)
+        let garbage = TransactionReceiptSignature.encode(
+            version: 2, signature: [UInt8](repeating: 1, count: 128), certificate: [0x30, 0x03, 1, 2, 3])
+        #expect(
+            verifier.verify(try TransactionReceipt(signatureBlob: garbage, purchaseInfoData: info.data)).firstFailure?.name
+                == .leafCertificate)
     }
 
     /// Version 3 (256-byte signature): no real sample exists. The layout is accepted only on request

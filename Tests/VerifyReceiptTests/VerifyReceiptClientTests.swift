@@ -95,8 +95,9 @@ import VerifyReceipt
             #expect(requests.allSatisfy { $0.method == "POST" && $0.path == "/verifyReceipt" })
             #expect(requests.first?.header("content-type") == "application/json")
             #expect(requests.first.map { String(decoding: $0.body, as: UTF8.self) } == #"{"receipt-data":"3q0="}"#)
-            #expect(requests.last.map { String(decoding: $0.body, as: UTF8.self) }
-                == #"{"receipt-data":"3q0=","password":"s3cret","exclude-old-transactions":true}"#)
+            #expect(
+                requests.last.map { String(decoding: $0.body, as: UTF8.self) }
+                    == #"{"receipt-data":"3q0=","password":"s3cret","exclude-old-transactions":true}"#)
         }
     }
 
@@ -183,7 +184,9 @@ import VerifyReceipt
         closed.shutdown()
         let target = try #require(URL(string: "http://127.0.0.1:\(port)/verifyReceipt"))
         do throws(VerifyReceiptClientError) {
-            _ = try await VerifyReceiptClient(configuration: .init(productionURL: target, sandboxURL: target, timeout: 5)).verify(receipt: [1])
+            _ = try await VerifyReceiptClient(configuration: .init(productionURL: target, sandboxURL: target, timeout: 5)).verify(receipt: [
+                1
+            ])
             Issue.record("a closed port did not fail")
         } catch {
             #expect(error.code == .cannotConnect)

@@ -33,8 +33,9 @@ import VerifyReceipt
         #expect(try response.purchaseInfo()?.transactionIdentifier == receipt.purchaseInfo.transactionIdentifier)
         #expect(try Self.endpoint(.production).verifyReceipt(body: Self.body(receipt.text)).status == .sandboxReceiptOnProduction)
         // The base64 the device sent works as well as the text.
-        #expect(sandbox.verifyReceipt(body: VerifyReceiptRequest(receiptData: Base64.encode(receipt.text)).jsonBody).status
-            == answer.status)
+        #expect(
+            sandbox.verifyReceipt(body: VerifyReceiptRequest(receiptData: Base64.encode(receipt.text)).jsonBody).status
+                == answer.status)
     }
 
     @Test func subscriptionBeforeItsExpiryIsValid() throws {
@@ -71,8 +72,10 @@ import VerifyReceipt
         #expect(status(Array(#"{"receipt-data": "QUJDRA=="}"#.utf8)) == 21002)
         #expect(status(VerifyReceiptRequest(receipt: Array("{\"purchase-info\" = \"!\";}".utf8)).jsonBody) == 21002)
         // Well-formed but unauthenticated: the unsigned mock, a tampered receipt.
-        #expect(status(VerifyReceiptRequest(receiptData: String(decoding: try Vectors.bytes(Vectors.mockLegacyReceipt), as: UTF8.self)).jsonBody)
-            == 21003)
+        #expect(
+            status(
+                VerifyReceiptRequest(receiptData: String(decoding: try Vectors.bytes(Vectors.mockLegacyReceipt), as: UTF8.self)).jsonBody)
+                == 21003)
         let receipt = try TransactionReceipt(Vectors.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64"))
         let tampered = try Vectors.withQuantityTwo(receipt)
         #expect(tampered.purchaseInfo.quantity == 2)
@@ -131,8 +134,9 @@ import VerifyReceipt
         }
         #expect(ours["latest_receipt"] == .string(Base64.encode(der)))
         // On the production endpoint the same receipt is a sandbox receipt: 21007.
-        #expect(try Self.endpoint(.production).verifyReceipt(body: VerifyReceiptRequest(receipt: der).jsonBody).status
-            == .sandboxReceiptOnProduction)
+        #expect(
+            try Self.endpoint(.production).verifyReceipt(body: VerifyReceiptRequest(receipt: der).jsonBody).status
+                == .sandboxReceiptOnProduction)
         // exclude-old-transactions keeps the newest record of the one subscription.
         let excluded = endpoint.verifyReceipt(body: VerifyReceiptRequest(receipt: der, excludeOldTransactions: true).jsonBody)
         #expect(try VerifyReceiptResponse(body: excluded.body).latestReceiptInfo.count == 1)

@@ -35,8 +35,9 @@ import VerifyReceipt
     @Test func bodiesCarryOnlyWhatIsSet() throws {
         #expect(String(decoding: VerifyReceiptRequest(receiptData: "QUJD").jsonBody, as: UTF8.self) == #"{"receipt-data":"QUJD"}"#)
         let full = VerifyReceiptRequest(receiptData: "QUJD", password: "s3cr\"t", excludeOldTransactions: true)
-        #expect(String(decoding: full.jsonBody, as: UTF8.self)
-            == #"{"receipt-data":"QUJD","password":"s3cr\"t","exclude-old-transactions":true}"#)
+        #expect(
+            String(decoding: full.jsonBody, as: UTF8.self)
+                == #"{"receipt-data":"QUJD","password":"s3cr\"t","exclude-old-transactions":true}"#)
         #expect(try VerifyReceiptRequest(body: full.jsonBody) == full)
         #expect(VerifyReceiptRequest(receipt: [1, 2, 3]).receiptData == "AQID")
     }
@@ -130,14 +131,16 @@ import VerifyReceipt
         #expect(parsed.status == .valid)
         #expect(parsed.receiptKind == .appReceipt)
         let reread = try #require(try parsed.appReceipt())
-        #expect(reread.inAppPurchases == receipt.inAppPurchases.map { purchase in
-            var copy = purchase
-            copy.productType = nil
-            copy.attributeVersions = [:]
-            copy.emptyDateAttributeTypes = []
-            copy.unknownAttributes = []
-            return copy
-        })
+        #expect(
+            reread.inAppPurchases
+                == receipt.inAppPurchases.map { purchase in
+                    var copy = purchase
+                    copy.productType = nil
+                    copy.attributeVersions = [:]
+                    copy.emptyDateAttributeTypes = []
+                    copy.unknownAttributes = []
+                    return copy
+                })
     }
 
     @Test func excludeOldTransactionsKeepsTheNewestPerSubscription() throws {
@@ -169,8 +172,9 @@ import VerifyReceipt
         #expect(json["receipt"]?["expires_date_formatted"] == .string("2015-11-24 06:34:41 Etc/GMT"))
         #expect(json["latest_receipt_info"] == json["receipt"])
         #expect(json["latest_receipt"] == .string(subscription.base64Encoded))
-        let expired = try JSONValue.parse(VerifyReceiptResponseWriter.transactionReceipt(
-            subscription, status: .subscriptionExpired, environment: .sandbox))
+        let expired = try JSONValue.parse(
+            VerifyReceiptResponseWriter.transactionReceipt(
+                subscription, status: .subscriptionExpired, environment: .sandbox))
         #expect(expired["status"] == .number("21006"))
         #expect(expired["latest_expired_receipt_info"] == json["receipt"])
         #expect(expired["latest_receipt_info"] == nil)

@@ -3,12 +3,13 @@
 // sees either the old file or the new one, never a torn or empty file.
 
 package import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a persistor could not read or write its file.
@@ -113,11 +114,11 @@ package enum AtomicFile {
 @inline(__always)
 private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Glibc)
-    return Glibc.write(fd, buffer, count)
+        return Glibc.write(fd, buffer, count)
     #elseif canImport(Musl)
-    return Musl.write(fd, buffer, count)
+        return Musl.write(fd, buffer, count)
     #else
-    return Darwin.write(fd, buffer, count)
+        return Darwin.write(fd, buffer, count)
     #endif
 }
 

@@ -1,12 +1,13 @@
 // The record model shared by both reference persistors, and the operations on it.
 
 public import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One persisted transaction (RMStore's `RMStoreTransaction`, as Codable JSON).
@@ -160,7 +161,8 @@ struct LedgerFile: Sendable {
     func consume(productIdentifier: String) throws -> Bool {
         try modify { contents in
             guard var records = contents[productIdentifier],
-                  let index = records.firstIndex(where: { !$0.consumed }) else { return (false, false) }
+                let index = records.firstIndex(where: { !$0.consumed })
+            else { return (false, false) }
             records[index].consumed = true
             contents[productIdentifier] = records
             return (true, true)
