@@ -29,30 +29,33 @@ let package = Package(
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
     ],
     targets: [
+        // Package-only helpers shared by several modules (no product, `package` visibility):
+        // lock, file reading, seeded generator, civil calendar, base64, hex, pure-Swift SHA-1/SHA-256.
+        .target(name: "Internals", swiftSettings: swiftSettings),
         // Pure Swift DER/BER reader and DER writer. No Foundation.
-        .target(name: "ASN1", swiftSettings: swiftSettings),
+        .target(name: "ASN1", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // Receipt models and parsers: PKCS#7 envelope, AppReceipt, InAppPurchase, dates, JSON.
-        .target(name: "Receipts", dependencies: ["ASN1"], swiftSettings: swiftSettings),
+        .target(name: "Receipts", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
         // OpenSSL 3 as a system library; shim.h wraps macro-only helpers.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // The only module that imports COpenSSL. No C type in its public API.
-        .target(name: "ReceiptCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptCrypto", dependencies: ["COpenSSL", "Internals"], swiftSettings: swiftSettings),
         // Signature, chain and policy checks of receipts; returns verdicts.
         .target(
             name: "ReceiptVerification",
-            dependencies: ["ASN1", "Receipts", "ReceiptCrypto"],
+            dependencies: ["ASN1", "Internals", "Receipts", "ReceiptCrypto"],
             // Apple's public roots and the StoreKit test certificate (see Anchors/PROVENANCE.md).
             resources: [.copy("Anchors")],
             swiftSettings: swiftSettings
         ),
         // Builds and signs receipts (DER or Xcode-style BER) and test PKIs.
-        .target(name: "ReceiptSigning", dependencies: ["ASN1", "Receipts", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptSigning", dependencies: ["Internals", "ASN1", "Receipts", "ReceiptCrypto"], swiftSettings: swiftSettings),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
-        .target(name: "RMStore", swiftSettings: swiftSettings),
+        .target(name: "RMStore", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // A simulated App Store implementing the store's protocols, signing receipts with a test PKI.
         .target(
             name: "StoreTesting",
-            dependencies: ["ASN1", "RMStore", "Receipts", "ReceiptSigning"],
+            dependencies: ["Internals", "RMStore", "Receipts", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
         // Receipt verifiers that plug into the store.
@@ -64,7 +67,7 @@ let package = Package(
         // verifyReceipt JSON, status codes, the HTTP client and the local drop-in endpoint.
         .target(
             name: "VerifyReceipt",
-            dependencies: ["ASN1", "Receipts", "ReceiptVerification", "ReceiptCrypto"],
+            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptVerification", "ReceiptCrypto"],
             swiftSettings: swiftSettings
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
@@ -74,7 +77,7 @@ let package = Package(
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
         .executableTarget(
             name: "receipt-tool",
-            dependencies: ["ASN1", "Receipts", "ReceiptVerification", "ReceiptSigning", "ReceiptCrypto", "VerifyReceipt"],
+            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptVerification", "ReceiptSigning", "ReceiptCrypto", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -91,18 +94,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        .testTarget(name: "ASN1Tests", dependencies: ["ASN1"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptsTests", dependencies: ["ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCryptoTests", dependencies: ["ASN1", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "InternalsTests", dependencies: ["Internals"], swiftSettings: swiftSettings),
+        .testTarget(name: "ASN1Tests", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptsTests", dependencies: ["Internals", "ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCryptoTests", dependencies: ["Internals", "ASN1", "ReceiptCrypto"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptVerificationTests",
-            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
+            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "persistence-child"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RMStoreVerifiersTests",
             dependencies: [
+                "Internals",
                 "RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts", "VerifyReceipt",
                 "ReceiptCrypto", "store-demo",
             ],
@@ -110,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VerifyReceiptTests",
-            dependencies: ["VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
+            dependencies: ["Internals", "VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool"], swiftSettings: swiftSettings),

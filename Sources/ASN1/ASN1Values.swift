@@ -1,3 +1,5 @@
+import Internals
+
 // Typed decoding of primitive contents: shared by ASN1Reader, ASN1Element and the receipt hot path.
 
 /// An ASN.1 OBJECT IDENTIFIER, kept as its validated content octets.
@@ -144,57 +146,6 @@ public struct ASN1Time: Hashable, Sendable, CustomStringConvertible {
     /// ISO 8601 in UTC, e.g. `2035-02-09T21:40:36Z`.
     public var description: String {
         CivilCalendar.iso8601(secondsSince1970: secondsSince1970)
-    }
-}
-
-/// Proleptic Gregorian calendar arithmetic on day numbers, shared with the receipt date parser.
-@_spi(RawParsing) public enum CivilCalendar {
-    /// Days from 1970-01-01 to the given date (negative before it).
-    @inlinable
-    public static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
-        // Shift the year to start in March so the leap day is last; count 400-year eras.
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let m = Int64(month)
-        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The calendar date of a day number (inverse of ``daysSince1970(year:month:day:)``).
-    @inlinable
-    public static func date(daysSince1970 days: Int64) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (Int(year), Int(month), Int(day))
-    }
-
-    /// Days in a month of the proleptic Gregorian calendar.
-    @inlinable
-    public static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// `YYYY-MM-DDTHH:MM:SSZ` for whole seconds.
-    public static func iso8601(secondsSince1970 seconds: Int64) -> String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let rest = Int(seconds - days * 86_400)
-        let (y, m, d) = date(daysSince1970: days)
-        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let year = y >= 0 && y < 10_000 ? String(repeating: "0", count: max(0, 4 - String(y).count)) + String(y) : String(y)
-        return "\(year)-\(two(m))-\(two(d))T\(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60))Z"
     }
 }
 

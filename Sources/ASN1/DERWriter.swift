@@ -1,3 +1,5 @@
+import Internals
+
 /// A small DER (and, where asked, BER) encoder that appends to one growing buffer.
 ///
 /// Constructed elements are written with a closure; their length is filled in when the closure

@@ -1,5 +1,6 @@
 internal import COpenSSL
 public import Foundation
+import Internals
 
 /// Owns one OpenSSL `X509`.
 ///
@@ -149,7 +150,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// ``serialNumber`` as upper-case hexadecimal, for example `"7D3920094EBEF3F8EFCA6C10EA8E4303"`.
-    public var serialNumberHex: String { hexString(serialNumber, uppercase: true) }
+    public var serialNumberHex: String { Hex.encode(serialNumber, uppercase: true) }
 
     /// The X.509 version number as written on the wire plus one: 1, 2 or 3.
     public var version: Int { Int(X509_get_version(handle.pointer)) + 1 }
@@ -322,18 +323,6 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Hexadecimal text of `bytes`.
-func hexString(_ bytes: [UInt8], uppercase: Bool = false) -> String {
-    let digits = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: out, as: UTF8.self)
-}
-
 // MARK: - Distinguished names
 
 /// An X.509 distinguished name as an ordered list of attribute components.
@@ -396,7 +385,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
         defer { rmshim_OPENSSL_free(utf8) }
         guard length >= 0, let utf8 else {
             OpenSSLErrorQueue.clear()
-            return "#" + hexString(asn1StringBytes(string))
+            return "#" + Hex.encode(asn1StringBytes(string))
         }
         return String(decoding: UnsafeBufferPointer(start: utf8, count: Int(length)), as: UTF8.self)
     }

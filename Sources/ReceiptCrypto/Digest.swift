@@ -173,12 +173,6 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
 ///
 /// Each call uses its own digest context, so the functions are safe to call from any thread.
 public enum Digest {
-    /// `bytes` as lower-case hexadecimal (two digits per byte), the usual way to print a
-    /// fingerprint, for example `"b0b1730e..."`.
-    public static func hexString(_ bytes: [UInt8]) -> String {
-        ReceiptCrypto.hexString(bytes)
-    }
-
     /// The digest of `bytes` under `algorithm`.
     /// - Throws: ``CryptoError/Code/unsupportedAlgorithm`` if OpenSSL offers no implementation,
     ///   ``CryptoError/Code/operationFailed`` if the computation fails.

@@ -1,5 +1,6 @@
 internal import COpenSSL
 internal import Foundation
+internal import Internals
 
 /// Conversions between Foundation `Date`, POSIX seconds and OpenSSL `ASN1_TIME`, written without
 /// `timegm` or formatters so that they behave the same on every platform.
@@ -13,17 +14,6 @@ enum TimeConversion {
         // 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
         guard seconds >= -62_135_596_800, seconds <= 253_402_300_799 else { return nil }
         return Int(seconds)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian civil date (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let shiftedMonth = month > 2 ? month - 3 : month + 9
-        let dayOfYear = (153 * shiftedMonth + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// The instant an `ASN1_TIME` (UTCTime or GeneralizedTime) denotes, or nil if OpenSSL cannot
@@ -41,7 +31,7 @@ enum TimeConversion {
             (0...23).contains(Int(broken.tm_hour)), (0...59).contains(Int(broken.tm_min)),
             (0...60).contains(Int(broken.tm_sec))
         else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: Int(broken.tm_mday))
+        let days = Int(CivilCalendar.daysSince1970(year: year, month: month, day: Int(broken.tm_mday)))
         let seconds = days * 86_400 + Int(broken.tm_hour) * 3_600 + Int(broken.tm_min) * 60 + Int(broken.tm_sec)
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }

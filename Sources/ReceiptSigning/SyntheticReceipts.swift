@@ -1,5 +1,6 @@
 import ASN1
 import Foundation
+import Internals
 public import Receipts
 
 /// Realistic synthetic receipts for benchmarks, fuzz seeds and tests: deterministic for a seed,

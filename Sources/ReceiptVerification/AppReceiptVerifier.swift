@@ -1,5 +1,6 @@
 import ASN1
 import Foundation
+import Internals
 public import ReceiptCrypto
 public import Receipts
 
@@ -347,8 +348,8 @@ public struct AppReceiptVerifier: Sendable {
         guard let first = matches.first else {
             let named: String
             switch signer.signerIdentifier {
-            case .issuerAndSerialNumber(_, let serial): named = "issuer and serial number \(Digest.hexString(Array(serial)))"
-            case .subjectKeyIdentifier(let identifier): named = "subject key identifier \(Digest.hexString(Array(identifier)))"
+            case .issuerAndSerialNumber(_, let serial): named = "issuer and serial number \(Hex.encode(Array(serial)))"
+            case .subjectKeyIdentifier(let identifier): named = "subject key identifier \(Hex.encode(Array(identifier)))"
             }
             return (nil, "no embedded certificate matches the signer's \(named)")
         }
@@ -471,7 +472,7 @@ public struct AppReceiptVerifier: Sendable {
         guard messageDigest.elementsEqual(computed) else {
             return (
                 false,
-                "messageDigest \(Digest.hexString(Array(messageDigest))) differs from the payload's \(digest) \(Digest.hexString(computed))"
+                "messageDigest \(Hex.encode(Array(messageDigest))) differs from the payload's \(digest) \(Hex.encode(computed))"
             )
         }
         return (true, "contentType id-data and messageDigest = \(digest)(payload)")

@@ -1,4 +1,5 @@
 import ASN1
+import Internals
 import Receipts
 
 /// The parts of an X.509 certificate a SignerInfo can name it by, read in Swift from the DER

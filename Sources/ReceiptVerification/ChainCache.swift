@@ -1,4 +1,5 @@
 import Foundation
+import Internals
 import ReceiptCrypto
 import Receipts
 
@@ -220,17 +221,6 @@ public final class ChainCache: Sendable {
                 }
             }
             state.entries[key] = entry
-        }
-    }
-}
-
-/// Byte equality through `memcmp` (the generic `==` compares element by element).
-func bytesEqual(_ lhs: ArraySlice<UInt8>, _ rhs: ArraySlice<UInt8>) -> Bool {
-    guard lhs.count == rhs.count else { return false }
-    return lhs.withUnsafeBytes { left in
-        rhs.withUnsafeBytes { right in
-            guard let l = left.baseAddress, let r = right.baseAddress else { return true }
-            return memcmp(l, r, left.count) == 0
         }
     }
 }

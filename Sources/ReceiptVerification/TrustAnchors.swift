@@ -1,4 +1,5 @@
 public import Foundation
+import Internals
 public import ReceiptCrypto
 import Receipts
 
@@ -233,10 +234,10 @@ public enum BundledAnchors {
         } catch {
             throw TrustAnchorError(code: .unreadable, source: path, reason: "cannot compute the fingerprint: \(error.reason)")
         }
-        guard Digest.hexString(digest) == anchor.sha256Fingerprint else {
+        guard Hex.encode(digest) == anchor.sha256Fingerprint else {
             throw TrustAnchorError(
                 code: .fingerprintMismatch, source: path,
-                reason: "SHA-256 \(Digest.hexString(digest)) differs from the pinned \(anchor.sha256Fingerprint)")
+                reason: "SHA-256 \(Hex.encode(digest)) differs from the pinned \(anchor.sha256Fingerprint)")
         }
         do throws(CryptoError) {
             return try Certificate(derEncoded: bytes)

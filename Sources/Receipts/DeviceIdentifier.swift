@@ -1,3 +1,5 @@
+import Internals
+
 /// The device identifier a receipt's SHA-1 hash (attribute 5) is bound to: the 16 raw bytes of the
 /// vendor UUID on iOS, or the 6-byte MAC address on macOS.
 public struct DeviceIdentifier: Sendable, Hashable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 @_spi(RawParsing) import ASN1
 public import FoundationEssentials
+import Internals
 
 /// Receipt date handling without Foundation formatters: a hand-written RFC 3339 parser for the
 /// IA5String dates inside receipts, and the formats Apple's verifyReceipt JSON used.

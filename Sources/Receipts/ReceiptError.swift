@@ -1,4 +1,5 @@
 public import ASN1
+import Internals
 
 /// The error every `Receipts` API throws: a stable, extensible ``Code``, the byte offset where the
 /// problem was found, the receipt attribute involved (if any), and the underlying ``ASN1Error`` for
@@ -118,6 +119,12 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
     @inline(never)
     static func make(_ code: Code, _ offset: Int?, attribute: Int? = nil, _ reason: String) -> ReceiptError {
         ReceiptError(code: code, offset: offset, attributeType: attribute, reason: reason)
+    }
+
+    /// Text that is not base64, as ``Code/invalidBase64`` at the offending offset.
+    @inline(never)
+    static func base64(_ failure: Base64.Failure) -> ReceiptError {
+        make(.invalidBase64, failure.offset, failure.reason)
     }
 
     @inline(never)

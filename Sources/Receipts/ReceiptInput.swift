@@ -1,3 +1,5 @@
+import Internals
+
 /// What a blob of receipt input turned out to be, after undoing transport encodings.
 public enum ReceiptInput: Sendable, Equatable {
     /// A PKCS#7 app receipt (DER or BER bytes).
@@ -43,7 +45,12 @@ public enum ReceiptInput: Sendable, Equatable {
             }
         }
         if allowBase64, Base64.looksLikeBase64(bytes) {
-            let decoded = try Base64.decode(bytes)
+            let decoded: [UInt8]
+            do throws(Base64.Failure) {
+                decoded = try Base64.decode(bytes)
+            } catch {
+                throw .base64(error)
+            }
             return try detect(decoded, limits: limits, allowBase64: false, allowJSON: false)
         }
         throw ReceiptError.make(

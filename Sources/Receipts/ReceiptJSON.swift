@@ -1,5 +1,6 @@
 @_spi(RawParsing) import ASN1
 public import FoundationEssentials
+import Internals
 
 /// What the verifyReceipt-style JSON of a receipt includes.
 public struct ReceiptJSONOptions: Sendable {

@@ -1,3 +1,5 @@
+import Internals
+
 /// A legacy iOS 6 transaction receipt: what `SKPaymentTransaction.transactionReceipt` returned
 /// (iOS 3–6, deprecated in iOS 7).
 ///
@@ -74,12 +76,12 @@ public struct TransactionReceipt: Sendable, Equatable {
             return (value, entry.valueOffset ?? 0)
         }
         func base64(_ value: String, _ offset: Int, _ key: String) throws(ReceiptError) -> [UInt8] {
-            do throws(ReceiptError) {
+            do throws(Base64.Failure) {
                 return try Base64.decode(value.utf8)
             } catch {
                 throw ReceiptError(
                     code: .invalidBase64, offset: offset,
-                    reason: "\"\(key)\" is not base64 (character \(error.offset ?? 0) of the value): \(error.reason)")
+                    reason: "\"\(key)\" is not base64 (character \(error.offset) of the value): \(error.reason)")
             }
         }
         guard let (info, infoOffset) = try string("purchase-info") else {

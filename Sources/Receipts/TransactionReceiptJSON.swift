@@ -1,3 +1,5 @@
+import Internals
+
 extension PurchaseInfo {
     /// Writes the purchase as the `receipt` object Apple's verifyReceipt returned for iOS 6
     /// transaction receipts: every purchase-info key with `-` replaced by `_` (`transaction_id`,

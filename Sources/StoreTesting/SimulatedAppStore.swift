@@ -3,8 +3,8 @@
 // outcomes, hosted downloads, restores, subscription renewals on a simulated clock, redelivery of
 // unfinished transactions, and the receipt seam.
 
-import ASN1
 public import Foundation
+import Internals
 public import RMStore
 
 /// How a simulated payment ends.

@@ -1,4 +1,5 @@
 @_spi(RawParsing) import ASN1
+import Internals
 
 /// One header field of an HTTP message.
 public struct HTTPHeader: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import Dispatch
 public import Foundation
 import Glibc
+import Internals
 import Receipts
 
 /// Answers requests for ``HTTPServer``. Called on the connection's own thread, possibly on many

@@ -1,5 +1,6 @@
 import Dispatch
 public import Foundation
+import Internals
 import Receipts
 
 #if canImport(FoundationNetworking)

@@ -1,4 +1,5 @@
 public import Foundation
+import Internals
 public import ReceiptVerification
 import Receipts
 

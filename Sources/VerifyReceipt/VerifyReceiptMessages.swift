@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Internals
 public import Receipts
 
 /// Which verifyReceipt endpoint: Apple's production or sandbox service (or a local stand-in).

@@ -1,5 +1,6 @@
 import ASN1
 import Foundation
+import Internals
 import Receipts
 
 /// `receipt-tool asn1`: an annotated ASN.1 tree, like `openssl asn1parse -i`, that also opens the

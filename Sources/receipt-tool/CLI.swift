@@ -1,4 +1,5 @@
 import Foundation
+import Internals
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts

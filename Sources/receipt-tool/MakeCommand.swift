@@ -1,4 +1,5 @@
 import Foundation
+import Internals
 import ReceiptCrypto
 import ReceiptSigning
 import Receipts
@@ -194,7 +195,7 @@ enum PKICommand {
             throw ToolFailure("\(directory.path): \(error)")
         }
         for (name, certificate) in written {
-            let fingerprint = (try? certificate.sha256Fingerprint).map(Digest.hexString) ?? "?"
+            let fingerprint = (try? certificate.sha256Fingerprint).map { Hex.encode($0) } ?? "?"
             printOut("\((args.positional[0] as NSString).appendingPathComponent(name)): \(certificate.subject) (SHA-256 \(fingerprint))")
         }
         return ExitStatus.success

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Internals
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts

@@ -1,3 +1,4 @@
+import Internals
 import Testing
 
 @testable import ASN1

@@ -3,6 +3,7 @@
 // statuses and garbage bodies, a closed port for transport failures, and offline.
 
 import Foundation
+import Internals
 import RMStore
 import RMStoreVerifiers
 import ReceiptCrypto

@@ -1,5 +1,6 @@
 import ASN1
 import Foundation
+import Internals
 import ReceiptCrypto
 import Testing
 

@@ -1,4 +1,5 @@
 import ASN1
+import Internals
 import ReceiptCrypto
 import Testing
 

@@ -1,5 +1,6 @@
 import ASN1
 import Foundation
+import Internals
 import ReceiptCrypto
 import Testing
 
@@ -46,7 +47,7 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
     return calendar.date(from: components) ?? Date(timeIntervalSince1970: .nan)
 }
 
-func hex(_ bytes: [UInt8]) -> String { Digest.hexString(bytes) }
+func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
 func bytes(hex text: String) -> [UInt8] {
     var result: [UInt8] = []

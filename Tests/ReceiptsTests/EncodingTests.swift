@@ -1,5 +1,6 @@
 import ASN1
 import Foundation
+import Internals
 import Receipts
 import Testing
 
@@ -212,19 +213,5 @@ import Testing
         #expect(DeviceIdentifier("f8:ff:c2:1e:91") == nil)
         #expect(DeviceIdentifier("zz:ff:c2:1e:91:82") == nil)
         #expect(DeviceIdentifier("3B76A7BD8F5B-46A4-BCB1-CCE8DBD1B3CD") == nil)
-    }
-
-    @Test func base64() throws {
-        #expect(try Base64.decode(Array("TWFu".utf8)) == Array("Man".utf8))
-        #expect(try Base64.decode(Array("TWE=\n".utf8)) == Array("Ma".utf8))
-        #expect(try Base64.decode(Array("TQ".utf8)) == Array("M".utf8))
-        #expect(receiptErrorCode { _ = try Base64.decode(Array("T".utf8)) } == .invalidBase64)
-        #expect(receiptErrorCode { _ = try Base64.decode(Array("TQ=a".utf8)) } == .invalidBase64)
-        #expect(receiptErrorCode { _ = try Base64.decode(Array("T===".utf8)) } == .invalidBase64)
-        for length in 0..<40 {
-            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 37) }
-            #expect(try Base64.decode(Array(Base64.encode(bytes).utf8)) == bytes)
-            #expect(Base64.encode(bytes) == Data(bytes).base64EncodedString())
-        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Internals
 import Receipts
 import Testing
 import VerifyReceipt

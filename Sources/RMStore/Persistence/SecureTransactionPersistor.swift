@@ -1,6 +1,7 @@
 // The keychain-like reference persistor: a private file with an integrity tag.
 
 public import Foundation
+import Internals
 
 /// Persists transactions in a private file protected by an HMAC-SHA256 tag (the role of RMStore's
 /// `RMStoreKeychainPersistence` on a system without a keychain).
@@ -52,7 +53,7 @@ public final class SecureTransactionPersistor: TransactionLedger {
     static func seal(_ payload: Data, key: [UInt8]) -> Data {
         let tag = HMACSHA256.authenticationCode(for: header + Array(payload), key: key)
         var out = Data(header)
-        out.append(contentsOf: Array(hex(tag).utf8))
+        out.append(contentsOf: Array(Hex.encode(tag).utf8))
         out.append(0x0A)
         out.append(payload)
         return out
@@ -67,7 +68,7 @@ public final class SecureTransactionPersistor: TransactionLedger {
             throw PersistenceError.corrupt(path: path, reason: "missing header")
         }
         let tagText = bytes[header.count..<(header.count + 64)]
-        guard bytes[header.count + 64] == 0x0A, let storedTag = unhex(tagText) else {
+        guard bytes[header.count + 64] == 0x0A, let storedTag = Hex.decode(tagText) else {
             throw PersistenceError.corrupt(path: path, reason: "malformed integrity tag")
         }
         let payload = Array(bytes[(header.count + tagLine)...])
@@ -76,35 +77,5 @@ public final class SecureTransactionPersistor: TransactionLedger {
             throw PersistenceError.integrityCheckFailed(path: path)
         }
         return try LedgerJSON.decode(Data(payload), path: path)
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func unhex(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-        guard text.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            default: return nil
-            }
-        }
-        var out: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
     }
 }

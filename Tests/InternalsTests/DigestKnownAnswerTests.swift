@@ -1,12 +1,10 @@
-// Known-answer tests for the hand-written SHA-256 (FIPS 180-4 examples) and HMAC-SHA256 (RFC 4231
-// test cases 1-7) inside RMStore.
+// Known-answer tests for the hand-written SHA-1 and SHA-256 (FIPS 180-4 examples) and HMAC-SHA256
+// (RFC 4231 test cases 1-7) in Internals.
 
-import RMStore
+import Internals
 import Testing
 
-func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-}
+func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
 @Suite("SHA-256 and HMAC-SHA256 known answers")
 struct CryptoKnownAnswerTests {
@@ -84,5 +82,30 @@ struct CryptoKnownAnswerTests {
         #expect(HMACSHA256.constantTimeEqual([1, 2, 3], [1, 2, 3]))
         #expect(!HMACSHA256.constantTimeEqual([1, 2, 3], [1, 2, 4]))
         #expect(!HMACSHA256.constantTimeEqual([1, 2, 3], [1, 2]))
+    }
+}
+
+@Suite("SHA-1 known answers")
+struct SHA1KnownAnswerTests {
+    @Test(arguments: [
+        ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+        ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
+    ])
+    func fips180Examples(message: String, digest: String) {
+        #expect(hex(SHA1.hash(Array(message.utf8))) == digest)
+    }
+
+    @Test func aMillionAs_inUnevenParts() {
+        var sha = SHA1()
+        var left = 1_000_000
+        var part = 1
+        while left > 0 {
+            let n = min(part, left)
+            sha.update([UInt8](repeating: UInt8(ascii: "a"), count: n))
+            left -= n
+            part = part * 3 + 1
+        }
+        #expect(hex(sha.finalize()) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
     }
 }

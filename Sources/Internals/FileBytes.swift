@@ -28,7 +28,7 @@ package enum FileBytes {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if count == 0 { return bytes }
             if count < 0 {
                 if errno == EINTR { continue }
@@ -38,4 +38,14 @@ package enum FileBytes {
             bytes.append(contentsOf: chunk[..<count])
         }
     }
+}
+
+/// `read(2)` from the platform's C library (a name of its own, since `FileBytes.read` shadows it).
+@inline(__always)
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+        Glibc.read(fd, buffer, count)
+    #else
+        Darwin.read(fd, buffer, count)
+    #endif
 }

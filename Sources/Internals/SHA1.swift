@@ -1,21 +1,21 @@
 /// SHA-1 (FIPS 180-4), written here so the device-hash check works without OpenSSL (the store
 /// layer and apps that only parse receipts do not link it). Used only for the receipt's own
 /// SHA-1 binding (attribute 5), never for signatures.
-struct SHA1 {
+package struct SHA1: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
     private var buffer: [UInt8] = []
     private var length: UInt64 = 0
 
-    init() { buffer.reserveCapacity(64) }
+    package init() { buffer.reserveCapacity(64) }
 
     /// SHA-1 of the concatenation of `parts`.
-    static func hash(_ parts: [UInt8]...) -> [UInt8] {
+    package static func hash(_ parts: [UInt8]...) -> [UInt8] {
         var sha = SHA1()
         for part in parts { sha.update(part) }
         return sha.finalize()
     }
 
-    mutating func update(_ bytes: some Collection<UInt8>) {
+    package mutating func update(_ bytes: some Collection<UInt8>) {
         for byte in bytes {
             buffer.append(byte)
             if buffer.count == 64 {
@@ -26,7 +26,7 @@ struct SHA1 {
         length &+= UInt64(bytes.count)
     }
 
-    mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = length &* 8
         var tail = buffer
         tail.append(0x80)
