@@ -38,8 +38,12 @@ let package = Package(
         .target(name: "Receipts", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
         // OpenSSL 3 as a system library; shim.h wraps macro-only helpers.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        // The only module that imports COpenSSL. No C type in its public API.
+        // The only product module that imports COpenSSL. No C type in its public API.
         .target(name: "ReceiptCrypto", dependencies: ["COpenSSL", "Internals"], swiftSettings: swiftSettings),
+        // Not a product: OpenSSL's own ways (RMStore's d2i_PKCS7 walk, PKCS7_verify, PKCS7_sign) for
+        // the tests and Benchmarks to compare against. The only other module that imports COpenSSL;
+        // no product links it.
+        .target(name: "CryptoBaselines", dependencies: ["COpenSSL", "ReceiptCrypto"], swiftSettings: swiftSettings),
         // Signature, chain and policy checks of receipts; returns verdicts.
         .target(
             name: "ReceiptVerification",
@@ -89,7 +93,7 @@ let package = Package(
         .executableTarget(name: "persistence-child", dependencies: ["RMStore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
+            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning", "CryptoBaselines"],
             path: "Benchmarks",
             swiftSettings: swiftSettings
         ),
@@ -97,10 +101,12 @@ let package = Package(
         .testTarget(name: "InternalsTests", dependencies: ["Internals"], swiftSettings: swiftSettings),
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptsTests", dependencies: ["Internals", "ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCryptoTests", dependencies: ["Internals", "ASN1", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptCryptoTests", dependencies: ["Internals", "ASN1", "ReceiptCrypto", "CryptoBaselines"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptVerificationTests",
-            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
+            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning", "CryptoBaselines"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "persistence-child"], swiftSettings: swiftSettings),

@@ -1,3 +1,4 @@
+import CryptoBaselines
 import Foundation
 import ReceiptCrypto
 import ReceiptSigning

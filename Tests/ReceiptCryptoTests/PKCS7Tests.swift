@@ -1,9 +1,9 @@
 import ASN1
+import CryptoBaselines
 import Foundation
 import Internals
+import ReceiptCrypto
 import Testing
-
-@testable import ReceiptCrypto
 
 @Suite("PKCS#7 through OpenSSL")
 struct PKCS7Tests {
@@ -11,7 +11,7 @@ struct PKCS7Tests {
     func realReceipt() throws {
         let receipt = try Fixtures.sandboxReceipt()
         let root = try Fixtures.appleRoot()
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         let content = try #require(outcome.content)
         #expect(content.count == 1344)
@@ -19,19 +19,19 @@ struct PKCS7Tests {
         #expect(outcome.failureReason == nil)
 
         // Later, the leaf has expired: PKCS7_verify must say so.
-        let late = PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: utc(2026, 11, 29))
+        let late = OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: utc(2026, 11, 29))
         #expect(!late.isValid)
         #expect(late.content == nil)
         #expect(late.failureReason?.contains("expired") == true)
 
         // Another anchor: invalid.
         let testRoot = try TestPKI.shared().root
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [testRoot], at: Fixtures.receiptCreationDate).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [testRoot], at: Fixtures.receiptCreationDate).isValid)
         // No anchors: invalid.
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [], at: Fixtures.receiptCreationDate).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [], at: Fixtures.receiptCreationDate).isValid)
         // The WWDR intermediate as anchor: invalid (no partial chains).
         let intermediate = try Fixtures.appleWWDRG5()
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [intermediate], at: Fixtures.receiptCreationDate).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [intermediate], at: Fixtures.receiptCreationDate).isValid)
     }
 
     @Test("A modified receipt payload no longer verifies")
@@ -40,7 +40,7 @@ struct PKCS7Tests {
         let root = try Fixtures.appleRoot()
         // Byte 200 lies inside the payload OCTET STRING (offsets 66..<1410).
         receipt[200] ^= 0x01
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate)
         #expect(!outcome.isValid)
         #expect(outcome.failureReason?.isEmpty == false)
     }
@@ -58,7 +58,7 @@ struct PKCS7Tests {
 
         // The fields the walk materialises match the receipt.
         let payload = try #require(
-            PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate).content)
+            OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate).content)
         let parsed = try #require(payload.withUnsafeBufferPointer { OpenSSLBaselines.parseReceipt($0) })
         #expect(parsed.bundleIdentifier == "dev.bonzer.weeka.app")
         #expect(parsed.appVersion == "2")
@@ -83,7 +83,7 @@ struct PKCS7Tests {
             content: content, signer: pki.leaf, key: pki.leafKey, extraCertificates: [pki.intermediate, pki.root],
             digest: digest, signedAttributes: signedAttributes)
         #expect(signed.first == 0x30)
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(outcome.content == content)
         // The digest algorithm OID is in the message; signed attributes add the messageDigest OID.
@@ -92,11 +92,11 @@ struct PKCS7Tests {
 
         let otherKey = try PrivateKey.generateRSA(bits: 2048)
         let otherRoot = try TestPKI.makeRoot(key: otherKey, subject: [("CN", "Other Root")])
-        let wrong = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [otherRoot], at: TestPKI.inside)
+        let wrong = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [otherRoot], at: TestPKI.inside)
         #expect(!wrong.isValid)
         #expect(wrong.content == nil)
         // The leaf is outside its validity in 2030.
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: utc(2030, 1, 1)).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: utc(2030, 1, 1)).isValid)
     }
 
     @Test("CMSSigner signs with P-256 keys, and refuses MD5 and foreign keys")
@@ -111,13 +111,13 @@ struct PKCS7Tests {
         let signed = try CMSSigner.sign(
             content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [pki.intermediate],
             digest: .sha256, signedAttributes: true)
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(outcome.content == [1, 2, 3])
         // Missing intermediate: the chain cannot be built.
         let lonely = try CMSSigner.sign(
             content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [], digest: .sha256, signedAttributes: false)
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: lonely, anchors: [pki.root], at: TestPKI.inside).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: lonely, anchors: [pki.root], at: TestPKI.inside).isValid)
 
         let md5 = #expect(throws: CryptoError.self) {
             try CMSSigner.sign(content: [1], signer: pki.leaf, key: pki.leafKey, digest: .md5, signedAttributes: false)
@@ -142,7 +142,7 @@ struct PKCS7Tests {
         let signed = try CMSSigner.sign(
             content: [9, 9], signer: signer, key: key, extraCertificates: [pki.intermediate],
             digest: .sha256, signedAttributes: true)
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(TrustStore(anchors: [pki.root]).validate(leaf: signer, intermediates: [pki.intermediate], at: TestPKI.inside).isValid)
     }
@@ -152,7 +152,7 @@ struct PKCS7Tests {
         let pki = try TestPKI.shared()
         let receipt = try Fixtures.sandboxReceipt()
         let payload = try #require(
-            PKCS7Verifier.verifyWithOpenSSL(
+            OpenSSLPKCS7Verifier.verify(
                 pkcs7: receipt, anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate
             ).content)
         for digest in [DigestAlgorithm.sha1, .sha256] {
@@ -178,7 +178,7 @@ struct PKCS7Tests {
         func verifies(flipping offset: Int) -> Bool {
             var mutated = receipt
             mutated[offset] ^= 0x01
-            return PKCS7Verifier.verifyWithOpenSSL(pkcs7: mutated, anchors: [root], at: date).isValid
+            return OpenSSLPKCS7Verifier.verify(pkcs7: mutated, anchors: [root], at: date).isValid
         }
         // Every byte of the payload is covered by the signature.
         #expect(Self.payloadRange.filter { $0 >= 62 }.allSatisfy { !verifies(flipping: $0) })
@@ -203,33 +203,33 @@ struct PKCS7Tests {
         let receipt = try Fixtures.sandboxReceipt()
         let root = try Fixtures.appleRoot()
         let date = Fixtures.receiptCreationDate
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: [], anchors: [root], at: date).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: [], anchors: [root], at: date).isValid)
         #expect(OpenSSLBaselines.rmstoreStyleParse([]) == nil)
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse([], anchor: root, at: date) == nil)
-        let trailing = PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt + [0], anchors: [root], at: date)
+        let trailing = OpenSSLPKCS7Verifier.verify(pkcs7: receipt + [0], anchors: [root], at: date)
         #expect(!trailing.isValid)
         #expect(trailing.failureReason?.contains("trailingBytes") == true)
 
         for length in stride(from: 1, to: receipt.count, by: 17) {
             let prefix = Array(receipt.prefix(length))
-            #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: prefix, anchors: [root], at: date).isValid)
+            #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: prefix, anchors: [root], at: date).isValid)
             #expect(OpenSSLBaselines.rmstoreStyleParse(prefix) == nil)
         }
         var random = SplitMix64(seed: 7)
         for _ in 0..<300 {
             let garbage = random.bytes(Int.random(in: 1...400, using: &random))
-            #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: garbage, anchors: [root], at: date).isValid)
+            #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: garbage, anchors: [root], at: date).isValid)
             #expect(OpenSSLBaselines.rmstoreStyleParse(garbage) == nil)
         }
         // Flipped bytes anywhere in the real receipt never crash. Some unsigned bytes may change
         // without invalidating the signature (see `unsignedFields`), but a valid outcome always
         // carries the original content, and a flip inside the payload never verifies.
-        let original = try #require(PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: date).content)
+        let original = try #require(OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: date).content)
         for _ in 0..<200 {
             var mutated = receipt
             let offset = Int.random(in: 0..<mutated.count, using: &random)
             mutated[offset] ^= UInt8.random(in: 1...255, using: &random)
-            let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: mutated, anchors: [root], at: date)
+            let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: mutated, anchors: [root], at: date)
             if outcome.isValid { #expect(outcome.content == original) }
             if Self.payloadRange.contains(offset) { #expect(!outcome.isValid) }
             if let count = OpenSSLBaselines.rmstoreStyleParse(mutated) { #expect((0...3).contains(count)) }
@@ -240,7 +240,7 @@ struct PKCS7Tests {
     func hostilePayloads() throws {
         let pki = try TestPKI.shared()
         let payload = try #require(
-            PKCS7Verifier.verifyWithOpenSSL(
+            OpenSSLPKCS7Verifier.verify(
                 pkcs7: try Fixtures.sandboxReceipt(), anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate
             ).content)
         func parse(_ bytes: [UInt8]) -> Int? { bytes.withUnsafeBufferPointer { OpenSSLBaselines.parseReceipt($0)?.inAppPurchases.count } }

@@ -1,3 +1,4 @@
+import CryptoBaselines
 import Foundation
 import Internals
 import ReceiptCrypto
@@ -148,7 +149,7 @@ import Testing
             let verifier = AppReceiptVerifier(anchors: [anchor], policy: isXcode ? .xcode : .appStore)
             for time in [creation, today] {
                 let ours = verifier.verify(bytes, at: .fixed(time))
-                let openSSL = PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: [anchor], at: time)
+                let openSSL = OpenSSLPKCS7Verifier.verify(pkcs7: bytes, anchors: [anchor], at: time)
                 #expect(
                     ours.isValid == openSSL.isValid,
                     "\(name) at \(time): ours \(ours.summary) / OpenSSL \(openSSL.failureReason ?? "valid")")
