@@ -89,41 +89,60 @@ let package = Package(
             dependencies: ["RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
+        // Not a product: what several test targets and Benchmarks share (TestReceipts/ paths and
+        // lists, test PKIs made once per process, a notification log, small helpers). Tests only.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Internals", "ReceiptCrypto", "Receipts", "ReceiptSigning", "RMStore"],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         // Child process for the store's crash-safety test: writes a persistor in a loop until killed.
         .executableTarget(name: "persistence-child", dependencies: ["RMStore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning", "CryptoBaselines"],
+            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning", "CryptoBaselines", "TestSupport"],
             path: "Benchmarks",
             swiftSettings: swiftSettings
         ),
 
         .testTarget(name: "InternalsTests", dependencies: ["Internals"], swiftSettings: swiftSettings),
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptsTests", dependencies: ["Internals", "ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ReceiptCryptoTests", dependencies: ["Internals", "ASN1", "ReceiptCrypto", "CryptoBaselines"],
+            name: "ReceiptsTests", dependencies: ["Internals", "ASN1", "Receipts", "FuzzTargets", "TestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptCryptoTests", dependencies: ["Internals", "ASN1", "ReceiptCrypto", "TestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CryptoBaselinesTests", dependencies: ["Internals", "ReceiptCrypto", "CryptoBaselines", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptVerificationTests",
-            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning", "CryptoBaselines"],
+            dependencies: [
+                "Internals", "ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning", "CryptoBaselines", "TestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "persistence-child"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "persistence-child", "TestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "RMStoreVerifiersTests",
             dependencies: [
                 "Internals",
                 "RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts", "VerifyReceipt",
-                "ReceiptCrypto", "store-demo",
+                "ReceiptCrypto", "store-demo", "TestSupport",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "VerifyReceiptTests",
-            dependencies: ["Internals", "VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
+            dependencies: [
+                "Internals", "VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning", "TestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool", "TestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -11,14 +11,9 @@ import ReceiptSigning
 import ReceiptVerification
 import Receipts
 import StoreTesting
+import TestSupport
 import Testing
 import VerifyReceipt
-
-/// Transaction-receipt test PKIs (legacy shape: 1024-bit leaf, pinned intermediate), made once.
-enum LegacyPKIs {
-    static let apple: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in try TestPKI.transactionReceiptPKI() }
-    static let forger: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in try TestPKI.transactionReceiptPKI() }
-}
 
 /// A signed iOS 6 transaction receipt and the transaction it came with.
 struct LegacyPurchase {
@@ -30,7 +25,7 @@ struct LegacyPurchase {
     /// A receipt for `transactionID` / `product` signed by `pki`, attached to a transaction (whose
     /// own id and product may differ, to test mismatches).
     static func make(
-        pki: Result<TestPKI, CryptoError> = LegacyPKIs.apple, transactionID: String = "1000000046178817",
+        pki: Result<TestPKI, CryptoError> = PKIs.transactionReceipts, transactionID: String = "1000000046178817",
         originalTransactionID: String? = nil, product: String = IDs.level, bundleIdentifier: String = IDs.bundle,
         environment: String? = "Production", state: TransactionState = .purchased,
         transactionIdentifier: String? = nil, transactionProduct: String? = nil, original: OriginalTransaction? = nil
@@ -98,7 +93,7 @@ final class LocalServer: Sendable {
 /// The project's own verifyReceipt endpoint for `environment`, trusting the legacy test PKI (app
 /// receipts are not sent here; its root stands in as their anchor too).
 func endpoint(_ environment: VerifyReceiptEnvironment) throws -> VerifyReceiptEndpoint {
-    let legacy = try LegacyPKIs.apple.get()
+    let legacy = try PKIs.transactionReceipts.get()
     return VerifyReceiptEndpoint(
         configuration: VerifyReceiptEndpoint.Configuration(environment: environment, clock: { LegacyPurchase.purchaseDate }),
         appReceiptVerifier: AppReceiptVerifier(anchors: TrustAnchors([legacy.root])),
@@ -137,7 +132,7 @@ struct OnlineFixture {
 
 @MainActor
 func offlineVerifier(time: ValidationTimeSource = .receiptDate) throws -> TransactionReceiptStoreVerifier {
-    let pki = try LegacyPKIs.apple.get()
+    let pki = try PKIs.transactionReceipts.get()
     return TransactionReceiptStoreVerifier(
         configuration: TransactionReceiptStoreVerifier.Configuration(
             method: .offline(LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root]), validationTime: time),
@@ -223,7 +218,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
     /// A receipt signed by someone else: the endpoint answers 21003; failed with that status.
     @Test func online_21003_fails_withTheStatus() async throws {
         let servers = try OnlineFixture()
-        let forged = try LegacyPurchase.make(pki: LegacyPKIs.forger)
+        let forged = try LegacyPurchase.make(pki: PKIs.otherTransactionReceipts)
 
         let result = await servers.verifier().verify(forged.transaction)
 
@@ -265,7 +260,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
 
     @Test func offline_forgedReceipt_failsNamingTheCheck() async throws {
         let verifier = try offlineVerifier()
-        let result = await verifier.verify(try LegacyPurchase.make(pki: LegacyPKIs.forger).transaction)
+        let result = await verifier.verify(try LegacyPurchase.make(pki: PKIs.otherTransactionReceipts).transaction)
 
         let detail = try #require(failure(of: result))
         #expect(detail.code == .receiptInvalid)

@@ -3,6 +3,7 @@ import Foundation
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 
 /// The receipts scripts/make-test-receipts.sh made with `receipt-tool pki` and `receipt-tool make`

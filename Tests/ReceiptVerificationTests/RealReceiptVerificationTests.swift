@@ -5,6 +5,7 @@ import ReceiptCrypto
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 
 /// The 22 real receipts against Apple's bundled anchors, at their creation date and today.
@@ -65,7 +66,7 @@ import Testing
         #expect(!(try Self.appleVerifier.get().verify(Fixtures.bytes(name))).isValid)
     }
 
-    @Test(arguments: Fixtures.realReceipts)
+    @Test(arguments: Fixtures.realAppReceipts)
     func realReceiptFailsAgainstWrongAnchors(name: String) throws {
         let bytes = try Fixtures.bytes(name)
         let frank = AppReceiptVerifier(anchors: [try Fixtures.certificate("frank4dd-cacert.der")])
@@ -138,7 +139,7 @@ import Testing
 
     /// Our verdict agrees with OpenSSL's own PKCS7_verify for every real receipt, at the creation
     /// date and today, with the right and a wrong anchor.
-    @Test(arguments: Fixtures.realReceipts)
+    @Test(arguments: Fixtures.realAppReceipts)
     func verdictAgreesWithOpenSSL(name: String) throws {
         let bytes = try Fixtures.bytes(name)
         let isXcode = Fixtures.xcodeReceipts.contains(name)

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 import VerifyReceipt
 
@@ -18,7 +19,7 @@ import VerifyReceipt
 
     /// A sandbox receipt: production says 21007, the client asks the sandbox, which verifies it.
     @Test func sandboxReceiptIsRoutedToTheSandbox() async throws {
-        let receipt = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
         try await withServer(try VerifyReceiptEndpointTests.endpoint(.production)) { production in
             try await withServer(try VerifyReceiptEndpointTests.endpoint(.sandbox)) { sandbox in
                 let client = VerifyReceiptClient(configuration: Self.configuration(production: production, sandbox: sandbox))
@@ -47,7 +48,7 @@ import VerifyReceipt
 
                 // A tampered receipt is answered, not thrown: the production endpoint verifies before it
                 // routes, so it answers 21003 itself and there is nothing to follow.
-                let tampered = try await client.verify(receipt: try Vectors.withQuantityTwo(receipt).text)
+                let tampered = try await client.verify(receipt: try Fixtures.withQuantityTwo(receipt).text)
                 #expect(tampered.response.status == .notAuthenticated)
                 #expect(tampered.attempts == [.production])
             }

@@ -3,6 +3,7 @@ import CryptoBaselines
 import Foundation
 import Internals
 import ReceiptCrypto
+import TestSupport
 import Testing
 
 @Suite("PKCS#7 through OpenSSL")
@@ -25,7 +26,7 @@ struct PKCS7Tests {
         #expect(late.failureReason?.contains("expired") == true)
 
         // Another anchor: invalid.
-        let testRoot = try TestPKI.shared().root
+        let testRoot = try FixedTestPKI.shared().root
         #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [testRoot], at: Fixtures.receiptCreationDate).isValid)
         // No anchors: invalid.
         #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [], at: Fixtures.receiptCreationDate).isValid)
@@ -53,7 +54,8 @@ struct PKCS7Tests {
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: root, at: Fixtures.receiptCreationDate) == 2)
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: root, at: utc(2026, 11, 29)) == nil)
         #expect(
-            OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: try TestPKI.shared().root, at: Fixtures.receiptCreationDate) == nil
+            OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: try FixedTestPKI.shared().root, at: Fixtures.receiptCreationDate)
+                == nil
         )
 
         // The fields the walk materialises match the receipt.
@@ -77,13 +79,13 @@ struct PKCS7Tests {
             (DigestAlgorithm.sha1, false), (.sha256, false), (.sha1, true), (.sha256, true),
         ])
     func signerRoundTrip(digest: DigestAlgorithm, signedAttributes: Bool) throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let content = Array("payload bytes \u{0}\r\n kept verbatim".utf8)
         let signed = try CMSSigner.sign(
             content: content, signer: pki.leaf, key: pki.leafKey, extraCertificates: [pki.intermediate, pki.root],
             digest: digest, signedAttributes: signedAttributes)
         #expect(signed.first == 0x30)
-        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: FixedTestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(outcome.content == content)
         // The digest algorithm OID is in the message; signed attributes add the messageDigest OID.
@@ -91,8 +93,8 @@ struct PKCS7Tests {
         #expect(contains(signed, [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x04]) == signedAttributes)
 
         let otherKey = try PrivateKey.generateRSA(bits: 2048)
-        let otherRoot = try TestPKI.makeRoot(key: otherKey, subject: [("CN", "Other Root")])
-        let wrong = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [otherRoot], at: TestPKI.inside)
+        let otherRoot = try FixedTestPKI.makeRoot(key: otherKey, subject: [("CN", "Other Root")])
+        let wrong = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [otherRoot], at: FixedTestPKI.inside)
         #expect(!wrong.isValid)
         #expect(wrong.content == nil)
         // The leaf is outside its validity in 2030.
@@ -101,7 +103,7 @@ struct PKCS7Tests {
 
     @Test("CMSSigner signs with P-256 keys, and refuses MD5 and foreign keys")
     func signerVariants() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let ecKey = try PrivateKey.generateP256()
         var builder = CertificateBuilder(
             subject: [("CN", "EC signer")], serialNumber: 77, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
@@ -111,13 +113,13 @@ struct PKCS7Tests {
         let signed = try CMSSigner.sign(
             content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [pki.intermediate],
             digest: .sha256, signedAttributes: true)
-        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: FixedTestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(outcome.content == [1, 2, 3])
         // Missing intermediate: the chain cannot be built.
         let lonely = try CMSSigner.sign(
             content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [], digest: .sha256, signedAttributes: false)
-        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: lonely, anchors: [pki.root], at: TestPKI.inside).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: lonely, anchors: [pki.root], at: FixedTestPKI.inside).isValid)
 
         let md5 = #expect(throws: CryptoError.self) {
             try CMSSigner.sign(content: [1], signer: pki.leaf, key: pki.leafKey, digest: .md5, signedAttributes: false)
@@ -131,7 +133,7 @@ struct PKCS7Tests {
 
     @Test("Purpose any: a signer whose extended key usage is not S/MIME still verifies")
     func purposeAny() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let key = try PrivateKey.generateRSA(bits: 2048)
         var builder = CertificateBuilder(
             subject: [("CN", "TLS-only signer")], serialNumber: 31, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
@@ -142,14 +144,14 @@ struct PKCS7Tests {
         let signed = try CMSSigner.sign(
             content: [9, 9], signer: signer, key: key, extraCertificates: [pki.intermediate],
             digest: .sha256, signedAttributes: true)
-        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: FixedTestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
-        #expect(TrustStore(anchors: [pki.root]).validate(leaf: signer, intermediates: [pki.intermediate], at: TestPKI.inside).isValid)
+        #expect(TrustStore(anchors: [pki.root]).validate(leaf: signer, intermediates: [pki.intermediate], at: FixedTestPKI.inside).isValid)
     }
 
     @Test("The real receipt payload re-signed by the test PKI parses and verifies RMStore-style")
     func resignedReceipt() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let receipt = try Fixtures.sandboxReceipt()
         let payload = try #require(
             OpenSSLPKCS7Verifier.verify(
@@ -160,8 +162,8 @@ struct PKCS7Tests {
                 content: payload, signer: pki.leaf, key: pki.leafKey,
                 extraCertificates: [pki.intermediate, pki.root], digest: digest, signedAttributes: false)
             #expect(OpenSSLBaselines.rmstoreStyleParse(signed) == 2)
-            #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: TestPKI.inside) == 2)
-            #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: try Fixtures.appleRoot(), at: TestPKI.inside) == nil)
+            #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: FixedTestPKI.inside) == 2)
+            #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: try Fixtures.appleRoot(), at: FixedTestPKI.inside) == nil)
         }
     }
 
@@ -238,7 +240,7 @@ struct PKCS7Tests {
 
     @Test("The attribute walk survives hostile payloads inside a validly signed envelope")
     func hostilePayloads() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let payload = try #require(
             OpenSSLPKCS7Verifier.verify(
                 pkcs7: try Fixtures.sandboxReceipt(), anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate
@@ -268,7 +270,7 @@ struct PKCS7Tests {
         let signed = try CMSSigner.sign(
             content: random.bytes(64), signer: pki.leaf, key: pki.leafKey, digest: .sha256, signedAttributes: false)
         #expect(OpenSSLBaselines.rmstoreStyleParse(signed) == nil)
-        #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: TestPKI.inside) == nil)
+        #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: FixedTestPKI.inside) == nil)
     }
 }
 
