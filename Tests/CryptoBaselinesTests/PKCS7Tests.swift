@@ -1,4 +1,3 @@
-import ASN1
 import CryptoBaselines
 import Foundation
 import Internals

@@ -3,10 +3,12 @@
 // statuses and garbage bodies, a closed port for transport failures, and offline.
 
 import Foundation
+import HTTPServer
 import Internals
 import RMStore
 import RMStoreVerifiers
 import ReceiptCrypto
+import ReceiptServer
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
@@ -47,46 +49,6 @@ struct LegacyPurchase {
             payment: Payment(productIdentifier: transactionProduct ?? product), date: purchaseDate, original: original,
             transactionReceipt: Data(receipt.text))
         return LegacyPurchase(receipt: receipt, transaction: transaction)
-    }
-}
-
-/// Answers every request with a fixed response and counts the requests (behind the package's
-/// pthread lock, which ThreadSanitizer understands).
-final class FixedHandler: HTTPHandler {
-    let response: HTTPResponse
-    private let count = Locked(0)
-
-    init(_ response: HTTPResponse) { self.response = response }
-
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        count.withLock { $0 += 1 }
-        return response
-    }
-
-    var requests: Int { count.withLock { $0 } }
-}
-
-/// A local HTTP server on 127.0.0.1 (a free port), stopped on a thread of its own (stopping waits
-/// for connections to close, which must not block the cooperative pool).
-final class LocalServer: Sendable {
-    let server: HTTPServer
-
-    init(_ handler: some HTTPHandler) throws {
-        server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), handler: handler)
-        try server.start()
-    }
-
-    var url: URL { URL(string: "http://127.0.0.1:\(server.port)/verifyReceipt") ?? URL(fileURLWithPath: "/") }
-    var requests: Int { server.statistics.requests }
-
-    func shutdown() async {
-        let server = self.server
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread {
-                server.shutdown()
-                continuation.resume()
-            }.start()
-        }
     }
 }
 
@@ -180,7 +142,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
     /// Nobody listens on the port: unable to complete (the transaction would stay unfinished),
     /// with the client's typed transport error underneath.
     @Test func online_transportFailure_isUnableToComplete() async throws {
-        let closed = try LocalServer(FixedHandler(.json(Array("{}".utf8))))
+        let closed = try LocalServer(ScriptedHandler { _ in .json(Array("{}".utf8)) })
         let url = closed.url
         await closed.shutdown()
         let client = VerifyReceiptClient(configuration: VerifyReceiptClient.Configuration(productionURL: url, sandboxURL: url, timeout: 30))
@@ -237,7 +199,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
     ])
     func online_serverCouldNotAnswer_isUnableToComplete(_ body: String) async throws {
         let servers = try OnlineFixture(
-            production: FixedHandler(.json(Array(body.utf8))), sandbox: FixedHandler(.json(Array(body.utf8))))
+            production: ScriptedHandler { _ in .json(Array(body.utf8)) }, sandbox: ScriptedHandler { _ in .json(Array(body.utf8)) })
 
         let result = await servers.verifier().verify(try LegacyPurchase.make().transaction)
 

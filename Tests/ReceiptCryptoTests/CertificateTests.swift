@@ -1,4 +1,3 @@
-import ASN1
 import Foundation
 import Internals
 import ReceiptCrypto

@@ -1,4 +1,3 @@
-import ASN1
 import Internals
 import ReceiptCrypto
 import TestSupport

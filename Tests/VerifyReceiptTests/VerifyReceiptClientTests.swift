@@ -1,5 +1,8 @@
 import Dispatch
 import Foundation
+import HTTPServer
+import Internals
+import ReceiptServer
 import ReceiptVerification
 import Receipts
 import TestSupport
@@ -13,6 +16,12 @@ import VerifyReceipt
         VerifyReceiptClient.Configuration(productionURL: url(production), sandboxURL: url(sandbox), timeout: timeout)
     }
 
+    /// The project's own endpoint, trusting Apple's bundled roots, at a fixed request time.
+    static func endpoint(_ environment: VerifyReceiptEnvironment) throws -> VerifyReceiptEndpoint {
+        try VerifyReceiptEndpoint.apple(
+            configuration: .init(environment: environment, clock: { Date(timeIntervalSince1970: 1_780_000_000) }))
+    }
+
     static func statusBody(_ status: Int) -> HTTPResponse {
         .json(VerifyReceiptResponseWriter.status(VerifyReceiptStatus(rawValue: status)))
     }
@@ -20,8 +29,8 @@ import VerifyReceipt
     /// A sandbox receipt: production says 21007, the client asks the sandbox, which verifies it.
     @Test func sandboxReceiptIsRoutedToTheSandbox() async throws {
         let receipt = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
-        try await withServer(try VerifyReceiptEndpointTests.endpoint(.production)) { production in
-            try await withServer(try VerifyReceiptEndpointTests.endpoint(.sandbox)) { sandbox in
+        try await withServer(try Self.endpoint(.production)) { production in
+            try await withServer(try Self.endpoint(.sandbox)) { sandbox in
                 let client = VerifyReceiptClient(configuration: Self.configuration(production: production, sandbox: sandbox))
                 let result = try await client.verify(receipt: receipt.text)
                 #expect(result.attempts == [.production, .sandbox])

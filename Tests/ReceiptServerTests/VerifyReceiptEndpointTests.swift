@@ -1,6 +1,8 @@
 import Foundation
+import HTTPServer
 import Internals
 import ReceiptCrypto
+import ReceiptServer
 import ReceiptSigning
 import ReceiptVerification
 import Receipts

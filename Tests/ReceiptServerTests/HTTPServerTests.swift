@@ -1,6 +1,9 @@
 import Dispatch
 import Foundation
 import Glibc
+import HTTPServer
+import Internals
+import ReceiptServer
 import ReceiptVerification
 import Receipts
 import Synchronization
@@ -267,8 +270,8 @@ import VerifyReceipt
                     thread.start()
                 }
                 group.wait()
-                #expect(failures.value.isEmpty, "\(failures.value.prefix(5))")
-                #expect(answered.value == 1000)
+                #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(5))")
+                #expect(answered.withLock { $0 } == 1000)
                 #expect(server.statistics.requests == 1000)
                 #expect(server.statistics.rejectedConnections == 0)
                 #expect(server.statistics.connections >= 4 + 4 * 13)
