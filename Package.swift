@@ -150,6 +150,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ReceiptSigningTests", dependencies: ["ASN1", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "Receipts"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "VerifyReceiptTests",
             // The client is tested against the package's own endpoint, served on 127.0.0.1.
             dependencies: ["HTTPServer", "Internals", "ReceiptServer", "ReceiptVerification", "Receipts", "TestSupport", "VerifyReceipt"],
