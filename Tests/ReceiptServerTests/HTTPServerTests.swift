@@ -6,7 +6,6 @@ import Internals
 import ReceiptServer
 import ReceiptVerification
 import Receipts
-import Synchronization
 import TestSupport
 import Testing
 import VerifyReceipt
