@@ -2,6 +2,10 @@
 //
 // RMStore for Swift: App Store receipt toolkit (ASN.1, PKCS#7, verification) and the RMStore store API.
 // No outside packages: everything here builds with the Swift toolchain and the system OpenSSL 3.
+//
+// Each target declares exactly the package targets its sources import (scripts/check-imports.sh
+// keeps it so); test targets may also depend on executables they run. README's Layout section
+// draws the graph.
 import PackageDescription
 
 /// Settings shared by every Swift target: Swift 6 mode is the package default; these add
@@ -24,23 +28,29 @@ let package = Package(
         .library(name: "StoreTesting", targets: ["StoreTesting"]),
         .library(name: "RMStoreVerifiers", targets: ["RMStoreVerifiers"]),
         .library(name: "VerifyReceipt", targets: ["VerifyReceipt"]),
+        .library(name: "ReceiptServer", targets: ["ReceiptServer"]),
         .executable(name: "receipt-tool", targets: ["receipt-tool"]),
         .executable(name: "store-demo", targets: ["store-demo"]),
-        .executable(name: "Benchmarks", targets: ["Benchmarks"]),
+        // Benchmarks, Fuzz and persistence-child are executables of this package only
+        // (`swift run -c release Benchmarks`), not products.
     ],
     targets: [
-        // Package-only helpers shared by several modules (no product, `package` visibility):
-        // lock, file reading, seeded generator, civil calendar, base64, hex, pure-Swift SHA-1/SHA-256.
+        // MARK: Libraries
+
+        // Not a product: helpers several modules share, with `package` visibility (lock, file
+        // reading, seeded generator, civil calendar, base64, hex, pure-Swift SHA-1/SHA-256/HMAC).
         .target(name: "Internals", swiftSettings: swiftSettings),
         // Pure Swift DER/BER reader and DER writer. No Foundation.
         .target(name: "ASN1", dependencies: ["Internals"], swiftSettings: swiftSettings),
-        // Receipt models and parsers: PKCS#7 envelope, AppReceipt, InAppPurchase, dates, JSON.
+        // Receipt models and parsers: PKCS#7 envelope, AppReceipt, InAppPurchase, iOS 6 transaction
+        // receipts, dates, verifyReceipt-shaped JSON.
         .target(name: "Receipts", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
         // OpenSSL 3 as a system library; shim.h wraps macro-only helpers.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        // The only module that imports COpenSSL. No C type in its public API.
+        // Certificates, keys, digests, signatures and chain validation over OpenSSL. The only product
+        // module that imports COpenSSL; no C type in its public API.
         .target(name: "ReceiptCrypto", dependencies: ["COpenSSL", "Internals"], swiftSettings: swiftSettings),
-        // Signature, chain and policy checks of receipts; returns verdicts.
+        // Signature, chain and policy checks of app and transaction receipts; returns verdicts.
         .target(
             name: "ReceiptVerification",
             dependencies: ["ASN1", "Internals", "Receipts", "ReceiptCrypto"],
@@ -48,26 +58,44 @@ let package = Package(
             resources: [.copy("Anchors")],
             swiftSettings: swiftSettings
         ),
-        // Builds and signs receipts (DER or Xcode-style BER) and test PKIs.
-        .target(name: "ReceiptSigning", dependencies: ["Internals", "ASN1", "Receipts", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        // Builds and signs receipts (DER or Xcode-style BER, transaction receipts) and test PKIs.
+        .target(name: "ReceiptSigning", dependencies: ["ASN1", "Internals", "Receipts", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        // verifyReceipt messages, status codes and the HTTP client (production → sandbox routing).
+        // No server: apps that call Apple, and the store verifiers, link no socket server.
+        .target(name: "VerifyReceipt", dependencies: ["Internals", "Receipts"], swiftSettings: swiftSettings),
+        // Not a product: the generic HTTP/1.1 server and its message parsing (nothing about
+        // receipts). Linked through ReceiptServer and used by `receipt-tool serve`.
+        .target(name: "HTTPServer", dependencies: ["Internals"], swiftSettings: swiftSettings),
+        // App Store endpoints on HTTPServer: the offline verifyReceipt stand-in (`receipt-tool serve`).
+        .target(
+            name: "ReceiptServer",
+            dependencies: ["HTTPServer", "Internals", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            swiftSettings: swiftSettings
+        ),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
         .target(name: "RMStore", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // A simulated App Store implementing the store's protocols, signing receipts with a test PKI.
-        .target(
-            name: "StoreTesting",
-            dependencies: ["Internals", "RMStore", "Receipts", "ReceiptSigning"],
-            swiftSettings: swiftSettings
-        ),
-        // Receipt verifiers that plug into the store.
+        .target(name: "StoreTesting", dependencies: ["Internals", "RMStore", "Receipts", "ReceiptSigning"], swiftSettings: swiftSettings),
+        // Receipt verifiers that plug into the store (app receipts offline, transaction receipts
+        // offline or through VerifyReceiptClient).
         .target(
             name: "RMStoreVerifiers",
             dependencies: ["RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
-        // verifyReceipt JSON, status codes, the HTTP client and the local drop-in endpoint.
+
+        // MARK: Test and benchmark support (no product links these)
+
+        // Not a product: OpenSSL's own ways (RMStore's d2i_PKCS7 + ASN1_get_object walk, PKCS7_verify,
+        // PKCS7_sign) for the tests and Benchmarks to compare against. The only module besides
+        // ReceiptCrypto that imports COpenSSL; used only by tests and Benchmarks, linked by no product.
+        .target(name: "CryptoBaselines", dependencies: ["COpenSSL", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        // Not a product: what several test targets and Benchmarks share (TestReceipts/ paths and
+        // lists, test PKIs made once per process, a notification log, raw HTTP helpers).
         .target(
-            name: "VerifyReceipt",
-            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptVerification", "ReceiptCrypto"],
+            name: "TestSupport",
+            dependencies: ["HTTPServer", "Internals", "RMStore", "ReceiptCrypto", "ReceiptSigning", "Receipts"],
+            path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
@@ -75,49 +103,80 @@ let package = Package(
             name: "FuzzTargets", dependencies: ["ASN1", "Receipts", "ReceiptVerification"], path: "Fuzz/FuzzTargets",
             swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
+
+        // MARK: Executables
+
+        // The CLI: dump, asn1, verify, make, pki, serve.
         .executableTarget(
             name: "receipt-tool",
-            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptVerification", "ReceiptSigning", "ReceiptCrypto", "VerifyReceipt"],
+            dependencies: [
+                "ASN1", "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
+                "VerifyReceipt",
+            ],
             swiftSettings: swiftSettings
         ),
+        // RMStore's API end to end against the simulated App Store (`swift run store-demo`).
         .executableTarget(
             name: "store-demo",
-            dependencies: ["RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning"],
+            dependencies: ["RMStore", "RMStoreVerifiers", "ReceiptSigning", "ReceiptVerification", "Receipts", "StoreTesting"],
             swiftSettings: swiftSettings
         ),
         // Child process for the store's crash-safety test: writes a persistor in a loop until killed.
         .executableTarget(name: "persistence-child", dependencies: ["RMStore"], swiftSettings: swiftSettings),
+        // `swift run -c release Benchmarks`: parse, query and verify timings against the baselines.
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
+            dependencies: ["ASN1", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts", "TestSupport"],
             path: "Benchmarks",
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Tests (one target per module; all of them may use TestSupport)
+
         .testTarget(name: "InternalsTests", dependencies: ["Internals"], swiftSettings: swiftSettings),
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptsTests", dependencies: ["Internals", "ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCryptoTests", dependencies: ["Internals", "ASN1", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptsTests", dependencies: ["ASN1", "FuzzTargets", "Internals", "ReceiptSigning", "Receipts", "TestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCryptoTests", dependencies: ["Internals", "ReceiptCrypto", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CryptoBaselinesTests", dependencies: ["CryptoBaselines", "Internals", "ReceiptCrypto", "TestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptVerificationTests",
-            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "persistence-child"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "RMStoreVerifiersTests",
             dependencies: [
-                "Internals",
-                "RMStore", "StoreTesting", "RMStoreVerifiers", "ReceiptVerification", "ReceiptSigning", "Receipts", "VerifyReceipt",
-                "ReceiptCrypto", "store-demo",
+                "ASN1", "CryptoBaselines", "Internals", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts", "TestSupport",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ReceiptSigningTests", dependencies: ["ASN1", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "Receipts"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "VerifyReceiptTests",
-            dependencies: ["Internals", "VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
+            // The client is tested against the package's own endpoint, served on 127.0.0.1.
+            dependencies: ["HTTPServer", "Internals", "ReceiptServer", "ReceiptVerification", "Receipts", "TestSupport", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptServerTests",
+            dependencies: [
+                "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
+                "TestSupport", "VerifyReceipt",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "TestSupport", "persistence-child"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RMStoreVerifiersTests",
+            dependencies: [
+                "HTTPServer", "Internals", "RMStore", "RMStoreVerifiers", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning",
+                "ReceiptVerification", "Receipts", "StoreTesting", "TestSupport", "VerifyReceipt", "store-demo",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "ReceiptToolTests", dependencies: ["TestSupport", "receipt-tool"], swiftSettings: swiftSettings),
     ]
 )

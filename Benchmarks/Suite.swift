@@ -1,7 +1,9 @@
+import CryptoBaselines
 import Foundation
 import ReceiptCrypto
 import ReceiptSigning
 import Receipts
+import TestSupport
 
 /// A benchmark receipt: its bytes and what parsing must find in it.
 struct CorpusReceipt {
@@ -160,14 +162,11 @@ struct Suite {
                 }))
     }
 
-    static let testReceipts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("TestReceipts")
-
     /// The real SHA-256 App Store receipt with Apple Inc. Root, at its creation date.
     func realReceiptBench() throws -> VerificationBench? {
-        guard let data = FileManager.default.contents(atPath: Suite.testReceipts.appendingPathComponent("receipt-sandbox-g5.der").path),
+        guard let data = FileManager.default.contents(atPath: Fixtures.root.appendingPathComponent("receipt-sandbox-g5.der").path),
             let root = FileManager.default.contents(
-                atPath: Suite.testReceipts.appendingPathComponent("certs/AppleIncRootCertificate.cer").path)
+                atPath: Fixtures.root.appendingPathComponent("certs/AppleIncRootCertificate.cer").path)
         else { return nil }
         let bytes = [UInt8](data)
         let receipt = try AppReceipt(bytes)
@@ -179,8 +178,7 @@ struct Suite {
 
     /// Every receipt in TestReceipts/: parse and RMStore's OpenSSL parse, totalled.
     func measureRealReceipts(into report: inout Report) throws {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("TestReceipts")
+        let directory = Fixtures.root
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
             report.notes.append("TestReceipts/ not found next to the sources; real receipts skipped")
             return

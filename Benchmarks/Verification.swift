@@ -1,4 +1,5 @@
 import ASN1
+import CryptoBaselines
 import Foundation
 import ReceiptCrypto
 import ReceiptSigning

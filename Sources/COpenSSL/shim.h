@@ -2,7 +2,8 @@
 #define RMSTORE_COPENSSL_SHIM_H
 
 /*
- * OpenSSL 3 headers for the ReceiptCrypto module, plus small `static inline` wrappers.
+ * OpenSSL 3 headers for ReceiptCrypto (and CryptoBaselines, its test-only comparison module),
+ * plus small `static inline` wrappers.
  *
  * A SwiftPM system-library target compiles no C sources, so every helper lives here as a
  * `static inline` function. They exist because Swift cannot import function-like macros

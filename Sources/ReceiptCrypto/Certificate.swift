@@ -28,6 +28,10 @@ final class X509Handle: @unchecked Sendable {
 public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     let handle: X509Handle
 
+    /// The OpenSSL `X509` behind this value, for CryptoBaselines' comparisons with OpenSSL. It stays
+    /// valid while this value (or a copy) is alive; callers must not free or modify it.
+    package var x509: OpaquePointer { handle.pointer }
+
     /// The certificate's DER encoding, exactly as given to ``init(derEncoded:)`` (or as re-encoded
     /// by OpenSSL for certificates it produced).
     public let derEncoded: [UInt8]

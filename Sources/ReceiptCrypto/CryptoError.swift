@@ -123,7 +123,7 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
 extension CryptoError {
     /// An error with `code`, draining the calling thread's OpenSSL error queue into it.
     @inline(never)
-    static func openSSL(
+    package static func openSSL(
         _ code: Code,
         _ reason: String,
         file: String = #fileID,
@@ -135,7 +135,7 @@ extension CryptoError {
     /// An error with `code` that does not come from OpenSSL. Clears the OpenSSL error queue so
     /// that stale entries cannot leak into a later error on this thread.
     @inline(never)
-    static func plain(
+    package static func plain(
         _ code: Code,
         _ reason: String,
         file: String = #fileID,
@@ -147,7 +147,7 @@ extension CryptoError {
 
     /// `resourceExhausted` for an OpenSSL allocator that returned NULL.
     @inline(never)
-    static func allocation(_ what: String, file: String = #fileID, line: UInt = #line) -> CryptoError {
+    package static func allocation(_ what: String, file: String = #fileID, line: UInt = #line) -> CryptoError {
         openSSL(.resourceExhausted, "OpenSSL could not allocate \(what)", file: file, line: line)
     }
 }

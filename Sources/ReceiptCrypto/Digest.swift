@@ -71,7 +71,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStr
 
     /// The process-wide fetched `EVP_MD`, or an `unsupportedAlgorithm` error if the default
     /// provider does not offer it (for example MD5 under a FIPS-only configuration).
-    func evpMD() throws(CryptoError) -> OpaquePointer {
+    package func evpMD() throws(CryptoError) -> OpaquePointer {
         let fetched: FetchedDigest
         switch self {
         case .sha1: fetched = FetchedDigest.sha1

@@ -178,6 +178,10 @@ public struct PublicKey: Sendable, Hashable, CustomStringConvertible {
 public struct PrivateKey: Sendable, CustomStringConvertible {
     let handle: EVPKeyHandle
 
+    /// The OpenSSL `EVP_PKEY` behind this value, for CryptoBaselines' comparisons with OpenSSL. It
+    /// stays valid while this value (or a copy) is alive; callers must not free or modify it.
+    package var evpKey: OpaquePointer { handle.pointer }
+
     init(owning key: OpaquePointer) {
         handle = EVPKeyHandle(owning: key)
     }

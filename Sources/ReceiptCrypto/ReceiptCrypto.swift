@@ -17,12 +17,16 @@
 // the caller passes in, and validation time is always an explicit argument. The OpenSSL error
 // queue is per thread; every failing operation drains it into ``CryptoError/openSSLErrors`` and
 // operations clear it before they start, so no stale entry leaks into a later error.
+//
+// `package` declarations (the error queue, memory BIOs, DER encoding, the `X509`/`EVP_PKEY` behind
+// `Certificate` and `PrivateKey`) exist for CryptoBaselines, the test-and-benchmark module that
+// compares the package with OpenSSL's own PKCS#7 functions; nothing public exposes a C type.
 
 internal import COpenSSL
 
 // MARK: - OpenSSL error queue
 
-enum OpenSSLErrorQueue {
+package enum OpenSSLErrorQueue {
     /// Removes every entry from the calling thread's OpenSSL error queue and returns them as text.
     static func drain() -> [CryptoError.OpenSSLErrorEntry] {
         var entries: [CryptoError.OpenSSLErrorEntry] = []
@@ -49,12 +53,12 @@ enum OpenSSLErrorQueue {
     }
 
     /// Discards the calling thread's OpenSSL error queue.
-    static func clear() {
+    package static func clear() {
         ERR_clear_error()
     }
 
     /// The drained queue joined into one line (for result types that carry a message string).
-    static func drainedMessage() -> String {
+    package static func drainedMessage() -> String {
         drain().map(\.description).joined(separator: "; ")
     }
 }
@@ -180,11 +184,11 @@ final class OwnedASN1Object {
 // MARK: - Memory BIO
 
 /// A memory BIO, created and freed within one call.
-final class MemoryBIO {
-    let pointer: OpaquePointer
+package final class MemoryBIO {
+    package let pointer: OpaquePointer
 
     /// An empty, writable memory BIO.
-    init() throws(CryptoError) {
+    package init() throws(CryptoError) {
         guard let method = BIO_s_mem(), let bio = BIO_new(method) else { throw .allocation("a memory BIO") }
         pointer = bio
     }
@@ -206,7 +210,7 @@ final class MemoryBIO {
     }
 
     /// A copy of everything written so far.
-    func contents() -> [UInt8] {
+    package func contents() -> [UInt8] {
         var data: UnsafeMutablePointer<CChar>?
         let length = rmshim_BIO_get_mem_data(pointer, &data)
         guard length > 0, let data else { return [] }
@@ -218,7 +222,7 @@ final class MemoryBIO {
 
 /// Runs `body` with a read-only memory BIO over `bytes`. The BIO does not copy the bytes, so it
 /// must not escape `body`.
-func withReadOnlyBIO<R>(_ bytes: [UInt8], _ body: (OpaquePointer) throws(CryptoError) -> R) throws(CryptoError) -> R {
+package func withReadOnlyBIO<R>(_ bytes: [UInt8], _ body: (OpaquePointer) throws(CryptoError) -> R) throws(CryptoError) -> R {
     guard bytes.count <= Int(Int32.max) else { throw .plain(.invalidArgument, "input larger than 2 GiB") }
     let result: Result<R, CryptoError> = withNonNullBytes(bytes) { base, count in
         guard let bio = BIO_new_mem_buf(base, Int32(count)) else { return .failure(.allocation("a memory BIO")) }
@@ -233,7 +237,7 @@ func withReadOnlyBIO<R>(_ bytes: [UInt8], _ body: (OpaquePointer) throws(CryptoE
 }
 
 /// Encodes an OpenSSL object with an `i2d_*` function into a fresh `[UInt8]`.
-func encodeDER(_ encoder: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) -> [UInt8]? {
+package func encodeDER(_ encoder: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) -> [UInt8]? {
     let length = Int(encoder(nil))
     guard length > 0 else { return nil }
     var output = [UInt8](repeating: 0, count: length)

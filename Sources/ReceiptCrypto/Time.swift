@@ -1,13 +1,13 @@
 internal import COpenSSL
-internal import Foundation
+package import Foundation
 internal import Internals
 
 /// Conversions between Foundation `Date`, POSIX seconds and OpenSSL `ASN1_TIME`, written without
 /// `timegm` or formatters so that they behave the same on every platform.
-enum TimeConversion {
+package enum TimeConversion {
     /// Seconds since 1970-01-01T00:00:00Z of `date`, rounded down, or nil if the date is not finite
     /// or lies outside the years 0001-9999 (the range an X.509 time can express).
-    static func posixSeconds(_ date: Date) -> Int? {
+    package static func posixSeconds(_ date: Date) -> Int? {
         let interval = date.timeIntervalSince1970
         guard interval.isFinite else { return nil }
         let seconds = interval.rounded(.down)

@@ -193,15 +193,6 @@ public struct InAppPurchase: Sendable {
 
     /// Whether Apple cancelled (refunded) this transaction.
     public var isCancelled: Bool { cancellationDate != nil }
-
-    /// Whether this record is an auto-renewable subscription period covering `date`:
-    /// purchase date ≤ `date` < expiration date, and not cancelled. A record without an expiration
-    /// date never covers a date.
-    public func isActiveSubscription(at date: Date) -> Bool {
-        guard cancellationDate == nil, let expires = subscriptionExpirationDate, date < expires else { return false }
-        if let start = purchaseDate, date < start { return false }
-        return true
-    }
 }
 
 extension InAppPurchase: Equatable {

@@ -1,5 +1,7 @@
 import Foundation
+import HTTPServer
 import ReceiptCrypto
+import ReceiptServer
 import ReceiptVerification
 import Receipts
 import VerifyReceipt

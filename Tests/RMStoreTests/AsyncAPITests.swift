@@ -3,6 +3,7 @@
 import Foundation
 import RMStore
 import StoreTesting
+import TestSupport
 import Testing
 
 @Suite("Async API", .timeLimit(.minutes(1)))

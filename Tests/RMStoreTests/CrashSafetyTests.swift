@@ -3,6 +3,7 @@
 
 import Foundation
 import RMStore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

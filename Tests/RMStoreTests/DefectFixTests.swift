@@ -4,6 +4,7 @@
 import Foundation
 import RMStore
 import StoreTesting
+import TestSupport
 import Testing
 
 @Suite("RMSTORE.md §9 defects")
@@ -372,9 +373,9 @@ struct RMStoreDefectTests {
         #expect(
             f.log.timeline == [
                 "verify", "selfHostedDownload",
-                "RMSKDownloadUpdated", "RMSKDownloadFinished",  // self-hosted
-                "RMSKDownloadUpdated", "RMSKDownloadFinished",  // store-hosted
-                "callback", "RMSKPaymentTransactionFinished",
+                "DownloadUpdated(self-hosted)", "DownloadFinished(self-hosted)",
+                "DownloadUpdated(hosted)", "DownloadFinished(hosted)",
+                "callback", "PaymentTransactionFinished",
             ])
         let hosted = f.log.all(.rmDownloadFinished)
         #expect(hosted.map { $0.rm.download == nil } == [true, false])

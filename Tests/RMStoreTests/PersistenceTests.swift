@@ -5,6 +5,7 @@
 
 import Foundation
 import RMStore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

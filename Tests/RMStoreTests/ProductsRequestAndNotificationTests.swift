@@ -3,6 +3,7 @@
 import Foundation
 import RMStore
 import StoreTesting
+import TestSupport
 import Testing
 
 @Suite("RMProducstRequestDelegateTests.m")
@@ -66,7 +67,7 @@ struct RMProducstRequestDelegateTests_m {
         }
         f.sim.processAllEvents()
         #expect(error as? TestError == TestError("offline"))
-        #expect(f.log.timeline == ["failure", Notification.Name.rmProductsRequestFailed.rawValue])
+        #expect(f.log.timeline == ["failure", Notification.Name.rmProductsRequestFailed.short])
         #expect(f.log.first(.rmProductsRequestFailed)?.rm.storeError as? TestError == TestError("offline"))
         #expect(f.store.product(forIdentifier: IDs.coins) == nil)
     }
@@ -76,7 +77,7 @@ struct RMProducstRequestDelegateTests_m {
         let f = Fixture()
         f.store.requestProducts([IDs.coins]) { _, _ in f.log.timeline.append("success") }
         f.sim.processAllEvents()
-        #expect(f.log.timeline == ["success", Notification.Name.rmProductsRequestFinished.rawValue])
+        #expect(f.log.timeline == ["success", Notification.Name.rmProductsRequestFinished.short])
     }
 
     /// Notifications also reach `NotificationCenter` observers, with the store as object.

@@ -11,6 +11,7 @@
 import Foundation
 import RMStore
 import StoreTesting
+import TestSupport
 import Testing
 
 @MainActor
@@ -824,7 +825,7 @@ struct RMStoreTests_m {
             Issue.record("failure")
         }
         f.sim.processAllEvents()
-        #expect(f.log.timeline == ["success", Notification.Name.rmRefreshReceiptFinished.rawValue])
+        #expect(f.log.timeline == ["success", Notification.Name.rmRefreshReceiptFinished.short])
     }
 
     /// testRequestDidFailWithError_withBlocks
@@ -840,6 +841,6 @@ struct RMStoreTests_m {
         }
         f.sim.processAllEvents()
         #expect(error as? TestError == TestError("refresh"))
-        #expect(f.log.timeline == ["failure", Notification.Name.rmRefreshReceiptFailed.rawValue])
+        #expect(f.log.timeline == ["failure", Notification.Name.rmRefreshReceiptFailed.short])
     }
 }

@@ -4,6 +4,7 @@
 import Foundation
 import RMStore
 import StoreTesting
+import TestSupport
 import Testing
 
 /// A configuration in the shape Xcode writes (version 3), trimmed to a few products.

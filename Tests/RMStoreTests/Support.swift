@@ -4,21 +4,8 @@
 import Foundation
 import RMStore
 import StoreTesting
+import TestSupport
 import Testing
-
-struct TestError: Error, Equatable {
-    let name: String
-    init(_ name: String) { self.name = name }
-}
-
-/// A fresh temporary directory per call.
-func temporaryDirectory(_ label: String = #function) -> URL {
-    let safe = label.filter { $0.isLetter || $0.isNumber }
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("RMStoreTests-\(safe)-\(UUID().uuidString)")
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
 
 enum IDs {
     static let coins = "com.example.coins"
@@ -53,42 +40,6 @@ func defaultCatalog(
                 subscriptionPeriod: SubscriptionPeriod(value: 1, unit: .month)
             )),
     ])
-}
-
-/// Records every notification of one store, in order, through the `StoreObserver` protocol.
-@MainActor
-final class NotificationLog: StoreObserver {
-    private(set) var notifications: [Notification] = []
-    var names: [Notification.Name] { notifications.map(\.name) }
-    /// Also appended to, so that tests can interleave other events (callbacks) in one timeline.
-    var timeline: [String] = []
-
-    func first(_ name: Notification.Name) -> Notification? { notifications.first { $0.name == name } }
-    func all(_ name: Notification.Name) -> [Notification] { notifications.filter { $0.name == name } }
-    func clear() {
-        notifications = []
-        timeline = []
-    }
-
-    private func record(_ notification: Notification) {
-        notifications.append(notification)
-        timeline.append(notification.name.rawValue)
-    }
-
-    func storeProductsRequestFinished(_ notification: Notification) { record(notification) }
-    func storeProductsRequestFailed(_ notification: Notification) { record(notification) }
-    func storePaymentTransactionFinished(_ notification: Notification) { record(notification) }
-    func storePaymentTransactionFailed(_ notification: Notification) { record(notification) }
-    func storePaymentTransactionDeferred(_ notification: Notification) { record(notification) }
-    func storeRestoreTransactionsFinished(_ notification: Notification) { record(notification) }
-    func storeRestoreTransactionsFailed(_ notification: Notification) { record(notification) }
-    func storeRefreshReceiptFinished(_ notification: Notification) { record(notification) }
-    func storeRefreshReceiptFailed(_ notification: Notification) { record(notification) }
-    func storeDownloadUpdated(_ notification: Notification) { record(notification) }
-    func storeDownloadFinished(_ notification: Notification) { record(notification) }
-    func storeDownloadFailed(_ notification: Notification) { record(notification) }
-    func storeDownloadCanceled(_ notification: Notification) { record(notification) }
-    func storeDownloadPaused(_ notification: Notification) { record(notification) }
 }
 
 /// An app-side receipt verifier whose verdict the test sets. With `holds`, completions wait
@@ -198,8 +149,4 @@ struct Fixture {
 final class PurchaseRecorder {
     var successes: [PaymentTransaction] = []
     var failures: [(PaymentTransaction?, any Error)] = []
-}
-
-extension Notification.Name {
-    var short: String { rawValue.replacingOccurrences(of: "RMSK", with: "") }
 }

@@ -9,6 +9,7 @@ import ReceiptSigning
 import ReceiptVerification
 import Receipts
 import StoreTesting
+import TestSupport
 import Testing
 
 /// Forwards to the real verifier and notes when verification starts and how it ended, so the

@@ -8,6 +8,7 @@ import RMStoreVerifiers
 import ReceiptVerification
 import Receipts
 import StoreTesting
+import TestSupport
 import Testing
 import VerifyReceipt
 

@@ -7,6 +7,7 @@ import RMStoreVerifiers
 import ReceiptVerification
 import Receipts
 import StoreTesting
+import TestSupport
 import Testing
 
 @MainActor

@@ -1,7 +1,7 @@
-// Shared fixtures: test PKIs made once per run, a simulated App Store that signs real receipts, a
-// store with the real app-receipt verifier and the secure persistor on real files, a notification
-// log, and helpers to drive the simulated store's events while the verifier works off the main
-// actor. (Adapted from Tests/RMStoreTests/Support.swift; test targets cannot import each other.)
+// Shared fixtures: a simulated App Store that signs real receipts with a test PKI, a store with
+// the real app-receipt verifier and the secure persistor on real files, and helpers to drive the
+// simulated store's events while the verifier works off the main actor. The PKIs, the
+// notification log and the other helpers shared with other test targets are in TestSupport.
 
 import Foundation
 import RMStore
@@ -11,36 +11,8 @@ import ReceiptSigning
 import ReceiptVerification
 import Receipts
 import StoreTesting
+import TestSupport
 import Testing
-
-struct TestError: Error, Equatable {
-    let name: String
-    init(_ name: String) { self.name = name }
-}
-
-/// A fresh temporary directory per call.
-func temporaryDirectory(_ label: String = #function) -> URL {
-    let safe = label.filter { $0.isLetter || $0.isNumber }
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("RMStoreVerifiersTests-\(safe)-\(UUID().uuidString)")
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
-/// Test PKIs, generated once per test run (RSA key generation is the slow part).
-enum PKIs {
-    /// The App Store-like PKI the simulated store signs with.
-    static let store: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in try TestPKI.generate() }
-    /// A second, unrelated PKI: its root is the "wrong anchor".
-    static let other: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in try TestPKI.generate() }
-    /// A PKI whose receipt-signing leaf expired at the end of 2023 (the simulated clock starts on
-    /// 2023-11-14).
-    static let expiringLeaf: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in
-        var options = TestPKI.Options()
-        options.leafNotAfter = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01
-        return try TestPKI.generate(options)
-    }
-}
 
 enum IDs {
     static let bundle = "com.example.app"
@@ -83,55 +55,6 @@ struct OmittingIssuer: ReceiptIssuing {
     }
 }
 
-/// Records every notification of one store, in order, and a timeline other events join.
-@MainActor
-final class NotificationLog: StoreObserver {
-    private(set) var notifications: [Notification] = []
-    var names: [Notification.Name] { notifications.map(\.name) }
-    /// Notifications (by short name) and other events, in one order.
-    var timeline: [String] = []
-    /// Also print each entry (the demo does; tests keep quiet).
-    var echo = false
-
-    func all(_ name: Notification.Name) -> [Notification] { notifications.filter { $0.name == name } }
-    func clear() {
-        notifications = []
-        timeline = []
-    }
-
-    func note(_ event: String) {
-        timeline.append(event)
-    }
-
-    private func record(_ notification: Notification) {
-        notifications.append(notification)
-        var entry = notification.name.short
-        if notification.name == .rmDownloadUpdated || notification.name == .rmDownloadFinished {
-            entry += notification.rm.download == nil ? "(self-hosted)" : "(hosted)"
-        }
-        timeline.append(entry)
-    }
-
-    func storeProductsRequestFinished(_ notification: Notification) { record(notification) }
-    func storeProductsRequestFailed(_ notification: Notification) { record(notification) }
-    func storePaymentTransactionFinished(_ notification: Notification) { record(notification) }
-    func storePaymentTransactionFailed(_ notification: Notification) { record(notification) }
-    func storePaymentTransactionDeferred(_ notification: Notification) { record(notification) }
-    func storeRestoreTransactionsFinished(_ notification: Notification) { record(notification) }
-    func storeRestoreTransactionsFailed(_ notification: Notification) { record(notification) }
-    func storeRefreshReceiptFinished(_ notification: Notification) { record(notification) }
-    func storeRefreshReceiptFailed(_ notification: Notification) { record(notification) }
-    func storeDownloadUpdated(_ notification: Notification) { record(notification) }
-    func storeDownloadFinished(_ notification: Notification) { record(notification) }
-    func storeDownloadFailed(_ notification: Notification) { record(notification) }
-    func storeDownloadCanceled(_ notification: Notification) { record(notification) }
-    func storeDownloadPaused(_ notification: Notification) { record(notification) }
-}
-
-extension Notification.Name {
-    var short: String { rawValue.replacingOccurrences(of: "RMSK", with: "") }
-}
-
 /// What the callbacks of one payment received.
 @MainActor
 final class PurchaseRecorder {
@@ -145,7 +68,7 @@ final class PurchaseRecorder {
     var storeCode: StoreError.Code? { failures.first.flatMap { StoreError.code(of: $0.1) } }
 }
 
-/// A simulated App Store signing real receipts with `PKIs.store`, a store over it with the real
+/// A simulated App Store signing real receipts with `PKIs.apple`, a store over it with the real
 /// `AppReceiptStoreVerifier` (the test PKI's root as the only anchor, the App Store policy), the
 /// secure persistor on a real file, and a notification log. Manual delivery: tests drive the
 /// events with `pump(until:)`, so they decide exactly when the App Store answers.
@@ -167,7 +90,7 @@ final class VerifierFixture {
     ///   - refreshes: whether the verifier refreshes through the store (else no refresher).
     init(
         label: String = #function,
-        pki: Result<TestPKI, CryptoError> = PKIs.store,
+        pki: Result<TestPKI, CryptoError> = PKIs.apple,
         issuesReceipts: Bool = true,
         refreshes: Bool = true,
         automatic: Bool = false,

@@ -3,22 +3,19 @@
 // statuses and garbage bodies, a closed port for transport failures, and offline.
 
 import Foundation
+import HTTPServer
 import Internals
 import RMStore
 import RMStoreVerifiers
 import ReceiptCrypto
+import ReceiptServer
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
 import StoreTesting
+import TestSupport
 import Testing
 import VerifyReceipt
-
-/// Transaction-receipt test PKIs (legacy shape: 1024-bit leaf, pinned intermediate), made once.
-enum LegacyPKIs {
-    static let apple: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in try TestPKI.transactionReceiptPKI() }
-    static let forger: Result<TestPKI, CryptoError> = Result { () throws(CryptoError) in try TestPKI.transactionReceiptPKI() }
-}
 
 /// A signed iOS 6 transaction receipt and the transaction it came with.
 struct LegacyPurchase {
@@ -30,7 +27,7 @@ struct LegacyPurchase {
     /// A receipt for `transactionID` / `product` signed by `pki`, attached to a transaction (whose
     /// own id and product may differ, to test mismatches).
     static func make(
-        pki: Result<TestPKI, CryptoError> = LegacyPKIs.apple, transactionID: String = "1000000046178817",
+        pki: Result<TestPKI, CryptoError> = PKIs.transactionReceipts, transactionID: String = "1000000046178817",
         originalTransactionID: String? = nil, product: String = IDs.level, bundleIdentifier: String = IDs.bundle,
         environment: String? = "Production", state: TransactionState = .purchased,
         transactionIdentifier: String? = nil, transactionProduct: String? = nil, original: OriginalTransaction? = nil
@@ -55,50 +52,10 @@ struct LegacyPurchase {
     }
 }
 
-/// Answers every request with a fixed response and counts the requests (behind the package's
-/// pthread lock, which ThreadSanitizer understands).
-final class FixedHandler: HTTPHandler {
-    let response: HTTPResponse
-    private let count = Locked(0)
-
-    init(_ response: HTTPResponse) { self.response = response }
-
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        count.withLock { $0 += 1 }
-        return response
-    }
-
-    var requests: Int { count.withLock { $0 } }
-}
-
-/// A local HTTP server on 127.0.0.1 (a free port), stopped on a thread of its own (stopping waits
-/// for connections to close, which must not block the cooperative pool).
-final class LocalServer: Sendable {
-    let server: HTTPServer
-
-    init(_ handler: some HTTPHandler) throws {
-        server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), handler: handler)
-        try server.start()
-    }
-
-    var url: URL { URL(string: "http://127.0.0.1:\(server.port)/verifyReceipt") ?? URL(fileURLWithPath: "/") }
-    var requests: Int { server.statistics.requests }
-
-    func shutdown() async {
-        let server = self.server
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread {
-                server.shutdown()
-                continuation.resume()
-            }.start()
-        }
-    }
-}
-
 /// The project's own verifyReceipt endpoint for `environment`, trusting the legacy test PKI (app
 /// receipts are not sent here; its root stands in as their anchor too).
 func endpoint(_ environment: VerifyReceiptEnvironment) throws -> VerifyReceiptEndpoint {
-    let legacy = try LegacyPKIs.apple.get()
+    let legacy = try PKIs.transactionReceipts.get()
     return VerifyReceiptEndpoint(
         configuration: VerifyReceiptEndpoint.Configuration(environment: environment, clock: { LegacyPurchase.purchaseDate }),
         appReceiptVerifier: AppReceiptVerifier(anchors: TrustAnchors([legacy.root])),
@@ -137,7 +94,7 @@ struct OnlineFixture {
 
 @MainActor
 func offlineVerifier(time: ValidationTimeSource = .receiptDate) throws -> TransactionReceiptStoreVerifier {
-    let pki = try LegacyPKIs.apple.get()
+    let pki = try PKIs.transactionReceipts.get()
     return TransactionReceiptStoreVerifier(
         configuration: TransactionReceiptStoreVerifier.Configuration(
             method: .offline(LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root]), validationTime: time),
@@ -185,7 +142,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
     /// Nobody listens on the port: unable to complete (the transaction would stay unfinished),
     /// with the client's typed transport error underneath.
     @Test func online_transportFailure_isUnableToComplete() async throws {
-        let closed = try LocalServer(FixedHandler(.json(Array("{}".utf8))))
+        let closed = try LocalServer(ScriptedHandler { _ in .json(Array("{}".utf8)) })
         let url = closed.url
         await closed.shutdown()
         let client = VerifyReceiptClient(configuration: VerifyReceiptClient.Configuration(productionURL: url, sandboxURL: url, timeout: 30))
@@ -223,7 +180,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
     /// A receipt signed by someone else: the endpoint answers 21003; failed with that status.
     @Test func online_21003_fails_withTheStatus() async throws {
         let servers = try OnlineFixture()
-        let forged = try LegacyPurchase.make(pki: LegacyPKIs.forger)
+        let forged = try LegacyPurchase.make(pki: PKIs.otherTransactionReceipts)
 
         let result = await servers.verifier().verify(forged.transaction)
 
@@ -242,7 +199,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
     ])
     func online_serverCouldNotAnswer_isUnableToComplete(_ body: String) async throws {
         let servers = try OnlineFixture(
-            production: FixedHandler(.json(Array(body.utf8))), sandbox: FixedHandler(.json(Array(body.utf8))))
+            production: ScriptedHandler { _ in .json(Array(body.utf8)) }, sandbox: ScriptedHandler { _ in .json(Array(body.utf8)) })
 
         let result = await servers.verifier().verify(try LegacyPurchase.make().transaction)
 
@@ -265,7 +222,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
 
     @Test func offline_forgedReceipt_failsNamingTheCheck() async throws {
         let verifier = try offlineVerifier()
-        let result = await verifier.verify(try LegacyPurchase.make(pki: LegacyPKIs.forger).transaction)
+        let result = await verifier.verify(try LegacyPurchase.make(pki: PKIs.otherTransactionReceipts).transaction)
 
         let detail = try #require(failure(of: result))
         #expect(detail.code == .receiptInvalid)

@@ -9,6 +9,7 @@ import ReceiptSigning
 import ReceiptVerification
 import Receipts
 import StoreTesting
+import TestSupport
 import Testing
 
 /// A configuration the receipt does not meet, and the check that must name it.
@@ -124,7 +125,7 @@ extension URL {
     /// for the test above): a DER file and a PEM file of the test root.
     @Test(arguments: ["der", "pem"])
     func anchorFile_thatHoldsTheRoot_verifies(_ format: String) async throws {
-        let pki = try PKIs.store.get()
+        let pki = try PKIs.apple.get()
         let path = temporaryDirectory("anchorfile").appendingPathComponent("root.\(format)")
         try (format == "der" ? Data(pki.root.derEncoded) : Data(pki.root.pemEncoded.utf8)).write(to: path)
         let f = try VerifierFixture(label: "anchorfile") { $0.anchors = .file(path) }

@@ -1,7 +1,7 @@
-import ASN1
 import Foundation
 import Internals
 import ReceiptCrypto
+import TestSupport
 import Testing
 
 @Suite("Certificates")

@@ -1,12 +1,13 @@
 import Foundation
 import ReceiptCrypto
+import TestSupport
 import Testing
 
 @Suite("Certificate builder and chain validation")
 struct ChainTests {
     @Test("The builder writes the requested fields and extensions")
     func builtFields() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         #expect(pki.root.isSelfSigned)
         #expect(pki.root.isCA)
         #expect(pki.root.pathLengthConstraint == nil)
@@ -36,7 +37,7 @@ struct ChainTests {
 
     @Test("SHA-1 signed certificates, EKU, P-256 issuers and integer serials")
     func builderVariants() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let ecKey = try PrivateKey.generateP256()
         var builder = CertificateBuilder(
             subject: [("CN", "EC leaf"), ("emailAddress", "test@example.com")], serialNumber: 0x0123_4567_89AB_CDEF,
@@ -66,7 +67,7 @@ struct ChainTests {
 
     @Test("The builder refuses bad arguments and mismatched keys")
     func builderErrors() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let publicKey = try pki.leafKey.publicKey
         func builder() -> CertificateBuilder {
             CertificateBuilder(
@@ -101,28 +102,28 @@ struct ChainTests {
 
     @Test("A generated 3-level chain validates inside its validity and returns leaf → anchor")
     func validChain() throws {
-        let pki = try TestPKI.shared()
-        let result = TrustStore(anchors: [pki.root]).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside)
+        let pki = try FixedTestPKI.shared()
+        let result = TrustStore(anchors: [pki.root]).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: FixedTestPKI.inside)
         let chain = try #require(result.chain)
         #expect(chain == [pki.leaf, pki.intermediate, pki.root])
         #expect(result.failure == nil)
         // Extra, unrelated intermediates and a copy of the anchor among them change nothing.
         let other = try PrivateKey.generateRSA(bits: 2048)
-        let stranger = try TestPKI.makeRoot(key: other, subject: [("CN", "Stranger")])
+        let stranger = try FixedTestPKI.makeRoot(key: other, subject: [("CN", "Stranger")])
         let noisy = TrustStore(anchors: [pki.root, pki.root]).validate(
-            leaf: pki.leaf, intermediates: [stranger, pki.root, pki.intermediate], at: TestPKI.inside)
+            leaf: pki.leaf, intermediates: [stranger, pki.root, pki.intermediate], at: FixedTestPKI.inside)
         #expect(noisy.chain == [pki.leaf, pki.intermediate, pki.root])
         // The intermediate limit is enforced: one intermediate is too many when the limit is 0.
         var strict = TrustStore(anchors: [pki.root])
         strict.maximumIntermediates = 0
-        #expect(strict.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure?.reason == .pathLength)
+        #expect(strict.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: FixedTestPKI.inside).failure?.reason == .pathLength)
         strict.maximumIntermediates = 1
-        #expect(strict.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).isValid)
+        #expect(strict.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: FixedTestPKI.inside).isValid)
     }
 
     @Test("Before notBefore the leaf is not yet valid; after notAfter it has expired")
     func validityWindow() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let store = TrustStore(anchors: [pki.root])
         let early = try #require(store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: utc(2023, 6, 1)).failure)
         #expect(early.reason == .notYetValid)
@@ -139,7 +140,7 @@ struct ChainTests {
 
     @Test("Validity boundaries: notBefore is inclusive; OpenSSL counts the notAfter second as expired")
     func validityBoundaries() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let store = TrustStore(anchors: [pki.root])
         let notAfter = pki.leaf.notAfter
         #expect(store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: notAfter.addingTimeInterval(-1)).isValid)
@@ -159,21 +160,22 @@ struct ChainTests {
 
     @Test("A different anchor, no anchors, or a missing intermediate do not validate")
     func wrongAnchor() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let otherKey = try PrivateKey.generateRSA(bits: 2048)
-        let otherRoot = try TestPKI.makeRoot(key: otherKey, subject: [("CN", "Some Other Root")])
+        let otherRoot = try FixedTestPKI.makeRoot(key: otherKey, subject: [("CN", "Some Other Root")])
         let wrong = try #require(
-            TrustStore(anchors: [otherRoot]).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure)
+            TrustStore(anchors: [otherRoot]).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: FixedTestPKI.inside).failure)
         #expect(wrong.reason == .untrustedIssuer)
         #expect(wrong.depth == 1)
         let none = try #require(
-            TrustStore(anchors: []).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure)
+            TrustStore(anchors: []).validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: FixedTestPKI.inside).failure)
         #expect(none.reason == .noTrustAnchors)
-        let missing = try #require(TrustStore(anchors: [pki.root]).validate(leaf: pki.leaf, intermediates: [], at: TestPKI.inside).failure)
+        let missing = try #require(
+            TrustStore(anchors: [pki.root]).validate(leaf: pki.leaf, intermediates: [], at: FixedTestPKI.inside).failure)
         #expect(missing.reason == .untrustedIssuer)
         #expect(missing.depth == 0)
         // The intermediate itself as anchor is not the root: a partial chain is never accepted...
-        let partial = TrustStore(anchors: [pki.intermediate]).validate(leaf: pki.leaf, intermediates: [], at: TestPKI.inside)
+        let partial = TrustStore(anchors: [pki.intermediate]).validate(leaf: pki.leaf, intermediates: [], at: FixedTestPKI.inside)
         #expect(!partial.isValid)
         // ...and a time that cannot be an X.509 time fails closed.
         let badTime = TrustStore(anchors: [pki.root]).validate(
@@ -183,81 +185,84 @@ struct ChainTests {
 
     @Test("A self-made root with the anchor's subject but another key does not validate")
     func impostorRoot() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let impostorKey = try PrivateKey.generateRSA(bits: 2048)
-        let impostorRoot = try TestPKI.makeRoot(key: impostorKey)  // same subject and serial as the real root
+        let impostorRoot = try FixedTestPKI.makeRoot(key: impostorKey)  // same subject and serial as the real root
         #expect(impostorRoot.subject == pki.root.subject)
         #expect(impostorRoot != pki.root)
         let intermediateKey = try PrivateKey.generateRSA(bits: 2048)
-        let impostorIntermediate = try TestPKI.makeIntermediate(key: intermediateKey, issuer: impostorRoot, issuerKey: impostorKey)
+        let impostorIntermediate = try FixedTestPKI.makeIntermediate(key: intermediateKey, issuer: impostorRoot, issuerKey: impostorKey)
         let leafKey = try PrivateKey.generateRSA(bits: 2048)
-        let impostorLeaf = try TestPKI.makeLeaf(key: leafKey, issuer: impostorIntermediate, issuerKey: intermediateKey)
+        let impostorLeaf = try FixedTestPKI.makeLeaf(key: leafKey, issuer: impostorIntermediate, issuerKey: intermediateKey)
 
         let store = TrustStore(anchors: [pki.root])
         // The message carries its own root: still invalid.
-        let carried = store.validate(leaf: impostorLeaf, intermediates: [impostorIntermediate, impostorRoot], at: TestPKI.inside)
+        let carried = store.validate(leaf: impostorLeaf, intermediates: [impostorIntermediate, impostorRoot], at: FixedTestPKI.inside)
         let carriedFailure = try #require(carried.failure)
         #expect(carriedFailure.reason == .selfSignedInChain)
         #expect(carriedFailure.depth == 2)
         #expect(carriedFailure.certificate == impostorRoot)
         // Without the impostor root in the message, the anchor is not accepted as the intermediate's
         // issuer (its key identifier does not match), so no issuer is found.
-        let bare = try #require(store.validate(leaf: impostorLeaf, intermediates: [impostorIntermediate], at: TestPKI.inside).failure)
+        let bare = try #require(store.validate(leaf: impostorLeaf, intermediates: [impostorIntermediate], at: FixedTestPKI.inside).failure)
         #expect(bare.reason == .untrustedIssuer)
         #expect(bare.depth == 1)
         // The impostor root trusted explicitly does validate its own chain (the test PKI is sound).
         #expect(
             TrustStore(anchors: [impostorRoot]).validate(
-                leaf: impostorLeaf, intermediates: [impostorIntermediate], at: TestPKI.inside
+                leaf: impostorLeaf, intermediates: [impostorIntermediate], at: FixedTestPKI.inside
             ).isValid)
     }
 
     @Test("A leaf signed by a different intermediate with the same name does not validate")
     func wrongIntermediate() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let twinKey = try PrivateKey.generateRSA(bits: 2048)
-        let twin = try TestPKI.makeIntermediate(key: twinKey, issuer: pki.root, issuerKey: pki.rootKey, serial: 99)
+        let twin = try FixedTestPKI.makeIntermediate(key: twinKey, issuer: pki.root, issuerKey: pki.rootKey, serial: 99)
         #expect(twin.subject == pki.intermediate.subject)
         let leafKey = try PrivateKey.generateRSA(bits: 2048)
-        let twinLeaf = try TestPKI.makeLeaf(key: leafKey, issuer: twin, issuerKey: twinKey)
+        let twinLeaf = try FixedTestPKI.makeLeaf(key: leafKey, issuer: twin, issuerKey: twinKey)
         let store = TrustStore(anchors: [pki.root])
-        let failure = try #require(store.validate(leaf: twinLeaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure)
+        let failure = try #require(store.validate(leaf: twinLeaf, intermediates: [pki.intermediate], at: FixedTestPKI.inside).failure)
         #expect(failure.reason == .untrustedIssuer)  // key identifiers differ: the namesake is not a candidate
         #expect(failure.depth == 0)
         // With its real issuer present, the same leaf validates.
         #expect(
-            store.validate(leaf: twinLeaf, intermediates: [pki.intermediate, twin], at: TestPKI.inside).chain == [twinLeaf, twin, pki.root])
+            store.validate(leaf: twinLeaf, intermediates: [pki.intermediate, twin], at: FixedTestPKI.inside).chain == [
+                twinLeaf, twin, pki.root,
+            ])
         // Without key identifiers the name match leads OpenSSL to the wrong intermediate: a signature failure.
         var builder = CertificateBuilder(
-            subject: TestPKI.leafSubject, serialNumber: 5, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
+            subject: FixedTestPKI.leafSubject, serialNumber: 5, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
             publicKey: try leafKey.publicKey)
         builder.includeKeyIdentifiers = false
         let anonymousLeaf = try builder.issued(by: twin, signingKey: twinKey)
-        let signature = try #require(store.validate(leaf: anonymousLeaf, intermediates: [pki.intermediate], at: TestPKI.inside).failure)
+        let signature = try #require(
+            store.validate(leaf: anonymousLeaf, intermediates: [pki.intermediate], at: FixedTestPKI.inside).failure)
         #expect(signature.reason == .signatureFailure)
     }
 
     @Test("A non-CA issuer, an exceeded path length and a self-signed leaf are rejected with their reasons")
     func structuralFailures() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let store = TrustStore(anchors: [pki.root])
         // Issued by the (non-CA) leaf.
         let childKey = try PrivateKey.generateRSA(bits: 2048)
-        let child = try TestPKI.makeLeaf(key: childKey, issuer: pki.leaf, issuerKey: pki.leafKey)
-        let notCA = try #require(store.validate(leaf: child, intermediates: [pki.leaf, pki.intermediate], at: TestPKI.inside).failure)
+        let child = try FixedTestPKI.makeLeaf(key: childKey, issuer: pki.leaf, issuerKey: pki.leafKey)
+        let notCA = try #require(store.validate(leaf: child, intermediates: [pki.leaf, pki.intermediate], at: FixedTestPKI.inside).failure)
         #expect(notCA.reason == .invalidCA)
         #expect(notCA.depth == 1)
         // A sub-CA under the pathlen-0 intermediate.
         let subKey = try PrivateKey.generateRSA(bits: 2048)
-        let sub = try TestPKI.makeIntermediate(
+        let sub = try FixedTestPKI.makeIntermediate(
             key: subKey, issuer: pki.intermediate, issuerKey: pki.intermediateKey, serial: 10,
             subject: [("CN", "Sub CA")])
-        let subLeaf = try TestPKI.makeLeaf(key: childKey, issuer: sub, issuerKey: subKey)
-        let tooLong = try #require(store.validate(leaf: subLeaf, intermediates: [sub, pki.intermediate], at: TestPKI.inside).failure)
+        let subLeaf = try FixedTestPKI.makeLeaf(key: childKey, issuer: sub, issuerKey: subKey)
+        let tooLong = try #require(store.validate(leaf: subLeaf, intermediates: [sub, pki.intermediate], at: FixedTestPKI.inside).failure)
         #expect(tooLong.reason == .pathLength)
         // A self-signed certificate that is not an anchor.
-        let selfSigned = try TestPKI.makeRoot(key: childKey, subject: [("CN", "Lonely")])
-        let lonely = try #require(store.validate(leaf: selfSigned, intermediates: [], at: TestPKI.inside).failure)
+        let selfSigned = try FixedTestPKI.makeRoot(key: childKey, subject: [("CN", "Lonely")])
+        let lonely = try #require(store.validate(leaf: selfSigned, intermediates: [], at: FixedTestPKI.inside).failure)
         #expect(lonely.reason == .selfSignedInChain)
     }
 
@@ -276,7 +281,7 @@ struct ChainTests {
         // The intermediate used as the anchor is not Apple's root: no partial chains.
         #expect(!TrustStore(anchors: [intermediate]).validate(leaf: leaf, intermediates: [], at: Fixtures.receiptCreationDate).isValid)
         // The test PKI's root does not anchor Apple's chain.
-        let testRoot = try TestPKI.shared().root
+        let testRoot = try FixedTestPKI.shared().root
         #expect(
             TrustStore(anchors: [testRoot]).validate(leaf: leaf, intermediates: [intermediate], at: Fixtures.receiptCreationDate).failure?
                 .reason == .untrustedIssuer)
@@ -284,13 +289,13 @@ struct ChainTests {
 
     @Test("One trust store validates concurrently from many tasks")
     func concurrentValidation() async throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let store = TrustStore(anchors: [pki.root])
         let results = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<8 {
                 group.addTask {
                     (0..<25).allSatisfy { _ in
-                        let good = store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: TestPKI.inside).isValid
+                        let good = store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: FixedTestPKI.inside).isValid
                         let bad = store.validate(leaf: pki.leaf, intermediates: [pki.intermediate], at: utc(2030 + index % 3, 1, 1)).isValid
                         return good && !bad
                     }

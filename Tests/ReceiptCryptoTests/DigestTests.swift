@@ -1,4 +1,5 @@
 import ReceiptCrypto
+import TestSupport
 import Testing
 
 @Suite("Digests")

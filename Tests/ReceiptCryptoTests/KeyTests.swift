@@ -1,6 +1,6 @@
-import ASN1
 import Internals
 import ReceiptCrypto
+import TestSupport
 import Testing
 
 @Suite("Keys, signing and verification")
@@ -11,7 +11,7 @@ struct KeyTests {
         "RSA PKCS#1 v1.5 round trips with SHA-1 and SHA-256; flipped bits fail",
         arguments: [DigestAlgorithm.sha1, .sha256, .sha384, .sha512])
     func rsaRoundTrip(digest: DigestAlgorithm) throws {
-        let key = try TestPKI.shared().leafKey
+        let key = try FixedTestPKI.shared().leafKey
         let publicKey = try key.publicKey
         let signature = try key.sign(Self.message, digest: digest)
         #expect(signature.count == 256)
@@ -45,7 +45,7 @@ struct KeyTests {
         flipped[flipped.count - 1] ^= 0x01
         #expect(!publicKey.verify(signature: flipped, over: Self.message, digest: .sha256))
         // An RSA key does not verify an ECDSA signature and vice versa.
-        let rsa = try TestPKI.shared().leafKey
+        let rsa = try FixedTestPKI.shared().leafKey
         #expect(!(try rsa.publicKey).verify(signature: signature, over: Self.message, digest: .sha256))
         let rsaSignature = try rsa.sign(Self.message, digest: .sha256)
         #expect(!publicKey.verify(signature: rsaSignature, over: Self.message, digest: .sha256))
@@ -53,7 +53,7 @@ struct KeyTests {
 
     @Test("Slices and raw buffers verify exactly the viewed bytes")
     func sliceOverloads() throws {
-        let key = try TestPKI.shared().leafKey
+        let key = try FixedTestPKI.shared().leafKey
         let publicKey = try key.publicKey
         let signature = try key.sign(Self.message, digest: .sha256)
         let padded = [0xAA, 0xBB] + Self.message + [0xCC]
@@ -70,7 +70,7 @@ struct KeyTests {
 
     @Test("MD5 is refused for signing and verification")
     func md5Refused() throws {
-        let key = try TestPKI.shared().leafKey
+        let key = try FixedTestPKI.shared().leafKey
         let error = #expect(throws: CryptoError.self) { try key.sign(Self.message, digest: .md5) }
         #expect(error?.code == .unsupportedAlgorithm)
         // The API cannot produce an MD5 signature, so this only shows that asking for MD5 answers
@@ -81,7 +81,7 @@ struct KeyTests {
 
     @Test("PEM and DER round trips of private and public keys")
     func keyEncodings() throws {
-        for key in [try TestPKI.shared().rootKey, try PrivateKey.generateP256()] {
+        for key in [try FixedTestPKI.shared().rootKey, try PrivateKey.generateP256()] {
             let pem = try key.pemEncoded
             #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----"))
             let fromPEM = try PrivateKey(pemEncoded: pem)
@@ -114,7 +114,7 @@ struct KeyTests {
             -----END ENCRYPTED PRIVATE KEY-----
             """
         #expect(throws: CryptoError.self) { try PrivateKey(pemEncoded: encrypted) }
-        let spki = try TestPKI.shared().leafKey.publicKey.derEncoded
+        let spki = try FixedTestPKI.shared().leafKey.publicKey.derEncoded
         for length in stride(from: 1, to: spki.count, by: 3) {
             #expect(throws: CryptoError.self) { try PublicKey(subjectPublicKeyInfoDER: Array(spki.prefix(length))) }
         }
@@ -130,7 +130,7 @@ struct KeyTests {
 
     @Test("One public key verifies concurrently from many tasks")
     func concurrentVerification() async throws {
-        let key = try TestPKI.shared().leafKey
+        let key = try FixedTestPKI.shared().leafKey
         let publicKey = try key.publicKey
         let signature = try key.sign(Self.message, digest: .sha256)
         var bad = signature

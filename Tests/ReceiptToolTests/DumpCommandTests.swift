@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct DumpCommandTests {
     @Test func dumpPrintsTheFields() throws {
-        let result = try ReceiptTool.run(["dump", ReceiptTool.fixture("receipt-sandbox-g5.der")])
+        let result = try ReceiptTool.run(["dump", Fixtures.path("receipt-sandbox-g5.der")])
         #expect(result.status == 0)
         #expect(result.stdout.contains("dev.bonzer.weeka.app"))
         #expect(result.stdout.contains("2025-12-26T18:39:47Z"))
@@ -12,7 +13,7 @@ import Testing
     }
 
     @Test func dumpJSONIsTheVerifyReceiptShape() throws {
-        let result = try ReceiptTool.run(["dump", "--json", ReceiptTool.fixture("base64encodedreceiptsample1.b64")])
+        let result = try ReceiptTool.run(["dump", "--json", Fixtures.path("base64encodedreceiptsample1.b64")])
         #expect(result.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         #expect(object?["bundle_id"] as? String == "com.revenuecat.sampleapp")
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func dumpReadsStandardInputAndJSONBodies() throws {
-        let der = try Data(contentsOf: URL(fileURLWithPath: ReceiptTool.fixture("receipt-watch.der")))
+        let der = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("receipt-watch.der")))
         let body = Data("{\"receipt-data\":\"\(der.base64EncodedString())\"}".utf8)
         let result = try ReceiptTool.run(["dump", "-"], stdin: body)
         #expect(result.status == 0)
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func asn1NamesAttributes() throws {
-        let result = try ReceiptTool.run(["asn1", ReceiptTool.fixture("receipt-xcode.der")])
+        let result = try ReceiptTool.run(["asn1", Fixtures.path("receipt-xcode.der")])
         #expect(result.status == 0)
         #expect(result.stdout.contains("pkcs7-signedData"))
         #expect(result.stdout.contains("l=  inf"))
@@ -40,14 +41,14 @@ import Testing
 
     @Test(arguments: ["not_a_receipt", "certs/AppleIncRootCertificate.cer", "json/verifyReceiptSample1.json"])
     func badInputExitsOneWithAnError(_ name: String) throws {
-        let result = try ReceiptTool.run(["dump", ReceiptTool.fixture(name)])
+        let result = try ReceiptTool.run(["dump", Fixtures.path(name)])
         #expect(result.status == 1)
         #expect(result.stderr.hasPrefix("Error: "))
         #expect(!result.stderr.contains("Fatal error"))
     }
 
     @Test func truncatedAndRandomInputsExitOne() throws {
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: ReceiptTool.fixture("receipt-xcode.der")))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("receipt-xcode.der")))
         let truncated = FileManager.default.temporaryDirectory.appendingPathComponent("truncated-\(UUID().uuidString).der")
         try bytes.prefix(bytes.count - 2).write(to: truncated)
         defer { try? FileManager.default.removeItem(at: truncated) }

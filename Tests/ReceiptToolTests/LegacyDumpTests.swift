@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `receipt-tool dump` on legacy iOS 6 transaction receipts.
@@ -10,7 +11,7 @@ import Testing
         ("legacy/base64encoded_unsupportedReceipt2.b64", "1000000181492557", "com.es.Purchaser", "1BA9E3E3C0866FCB"),
     ])
     func dumpPrintsTransactionReceipts(_ file: String, _ transaction: String, _ bundle: String, _ serial: String) throws {
-        let result = try ReceiptTool.run(["dump", ReceiptTool.fixture(file)])
+        let result = try ReceiptTool.run(["dump", Fixtures.path(file)])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("Transaction receipt (iOS 6"))
         #expect(result.stdout.contains("Transaction id              \(transaction)"))
@@ -23,7 +24,7 @@ import Testing
     }
 
     @Test func dumpJSONIsTheIOS6ReceiptObject() throws {
-        let result = try ReceiptTool.run(["dump", "--json", ReceiptTool.fixture("legacy/base64encoded_unsupportedReceipt1.b64")])
+        let result = try ReceiptTool.run(["dump", "--json", Fixtures.path("legacy/base64encoded_unsupportedReceipt1.b64")])
         #expect(result.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         #expect(object?["bid"] as? String == "com.mbaasy.ios.demo")
@@ -34,14 +35,14 @@ import Testing
     }
 
     @Test func rawTextFromStandardInputAndTheUnsignedMock() throws {
-        let base64 = try String(contentsOfFile: ReceiptTool.fixture("legacy/venice-legacy-transaction-receipt.b64"), encoding: .utf8)
+        let base64 = try String(contentsOfFile: Fixtures.path("legacy/venice-legacy-transaction-receipt.b64"), encoding: .utf8)
         let text = try #require(Data(base64Encoded: base64.filter { !$0.isWhitespace }))
         let fromText = try ReceiptTool.run(["dump", "-"], stdin: text)
         #expect(fromText.status == 0)
         #expect(fromText.stdout.contains("Transaction id              1000000046178817"))
         #expect(!fromText.stdout.contains("decoded from base64"))
 
-        let mock = try ReceiptTool.run(["dump", ReceiptTool.fixture("legacy/app-store-server-library-legacyTransaction.b64")])
+        let mock = try ReceiptTool.run(["dump", Fixtures.path("legacy/app-store-server-library-legacyTransaction.b64")])
         #expect(mock.status == 0)
         #expect(mock.stdout.contains("Transaction id              33993399"))
         #expect(mock.stdout.contains("no \"signature\""))

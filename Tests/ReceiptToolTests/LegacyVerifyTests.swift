@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `receipt-tool verify` on legacy iOS 6 transaction receipts: by default the bundled iTunes Store
@@ -7,7 +8,7 @@ import Testing
     static let files = [
         "legacy/venice-legacy-transaction-receipt.b64", "legacy/itunes-iap-legacy-transaction-receipt.b64",
         "legacy/base64encoded_unsupportedReceipt1.b64", "legacy/base64encoded_unsupportedReceipt2.b64",
-    ].map(ReceiptTool.fixture)
+    ].map(Fixtures.path)
 
     @Test func realReceiptsVerifyWithTheBundledCertificates() throws {
         let result = try ReceiptTool.run(["verify"] + Self.files)
@@ -19,7 +20,7 @@ import Testing
     }
 
     @Test func expectationsTimeAndAnchorsAreApplied() throws {
-        let venice = ReceiptTool.fixture("legacy/venice-legacy-transaction-receipt.b64")
+        let venice = Fixtures.path("legacy/venice-legacy-transaction-receipt.b64")
         let matching = try ReceiptTool.run([
             "verify", venice, "--bundle-id", "com.mindmobapp.MindMob", "--app-version", "20120427",
             "--product-id", "com.mindmobapp.download", "--environment", "sandbox",
@@ -32,18 +33,18 @@ import Testing
         let today = try ReceiptTool.run(["verify", venice, "--at", "now"])
         #expect(today.status == 1)
         #expect(today.stdout.contains("✗ chain"))
-        let wrongAnchor = try ReceiptTool.run(["verify", venice, "--anchor", ReceiptTool.fixture("certs/frank4dd-cacert.der")])
+        let wrongAnchor = try ReceiptTool.run(["verify", venice, "--anchor", Fixtures.path("certs/frank4dd-cacert.der")])
         #expect(wrongAnchor.status == 1)
         #expect(wrongAnchor.stdout.contains("✗ chain"))
-        let wrongIntermediate = try ReceiptTool.run(["verify", venice, "--itunes-ca", ReceiptTool.fixture("certs/AppleWWDRCA-G5.der")])
+        let wrongIntermediate = try ReceiptTool.run(["verify", venice, "--itunes-ca", Fixtures.path("certs/AppleWWDRCA-G5.der")])
         #expect(wrongIntermediate.status == 1)
-        let mock = try ReceiptTool.run(["verify", ReceiptTool.fixture("legacy/app-store-server-library-legacyTransaction.b64")])
+        let mock = try ReceiptTool.run(["verify", Fixtures.path("legacy/app-store-server-library-legacyTransaction.b64")])
         #expect(mock.status == 1)
         #expect(mock.stdout.contains("✗ signatureBlob"))
     }
 
     @Test func jsonLinesNameTheKind() throws {
-        let result = try ReceiptTool.run(["verify", "--json", Self.files[2], ReceiptTool.fixture("base64encodedreceiptsample1.der")])
+        let result = try ReceiptTool.run(["verify", "--json", Self.files[2], Fixtures.path("base64encodedreceiptsample1.der")])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(lines.count == 2)

@@ -1,22 +1,15 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension ReceiptTool {
-    static let testReceipts = packageRoot.appendingPathComponent("TestReceipts")
-
     static func run(_ arguments: [String], stdin text: String) throws -> Result {
         try run(arguments, stdin: Data(text.utf8))
-    }
-
-    static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("receipt-tool-test-\(UUID())")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
     }
 }
 
 @Suite struct VerifyCommandTests {
-    let g5 = ReceiptTool.fixture("receipt-sandbox-g5.der")
+    let g5 = Fixtures.path("receipt-sandbox-g5.der")
 
     @Test func validReceiptExitsZeroAndPrintsEveryCheck() throws {
         let result = try ReceiptTool.run([
@@ -45,12 +38,12 @@ extension ReceiptTool {
     }
 
     @Test func xcodeReceiptNeedsTheXcodeAnchor() throws {
-        let xcode = ReceiptTool.fixture("receipt-xcode.der")
+        let xcode = Fixtures.path("receipt-xcode.der")
         #expect(try ReceiptTool.run(["verify", xcode, "--anchor", "xcode"]).status == 0)
         #expect(try ReceiptTool.run(["verify", xcode]).status == 1)
         #expect(
             try ReceiptTool.run([
-                "verify", xcode, "--anchor", ReceiptTool.fixture("certs/StoreKitTestCertificate.cer"), "--policy", "xcode",
+                "verify", xcode, "--anchor", Fixtures.path("certs/StoreKitTestCertificate.cer"), "--policy", "xcode",
             ]).status == 0)
     }
 
@@ -59,10 +52,10 @@ extension ReceiptTool {
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no such file"), "\(missing.stderr)")
         #expect(missing.stdout.isEmpty, "nothing is verified without the anchor")
-        let garbage = try ReceiptTool.run(["verify", g5, "--anchor", ReceiptTool.fixture("README.md")])
+        let garbage = try ReceiptTool.run(["verify", g5, "--anchor", Fixtures.path("README.md")])
         #expect(garbage.status == 1)
         #expect(garbage.stderr.contains("not a DER or PEM certificate"), "\(garbage.stderr)")
-        let wrong = try ReceiptTool.run(["verify", g5, "--anchor", ReceiptTool.fixture("certs/frank4dd-cacert.der")])
+        let wrong = try ReceiptTool.run(["verify", g5, "--anchor", Fixtures.path("certs/frank4dd-cacert.der")])
         #expect(wrong.status == 1)
         #expect(wrong.stdout.contains("✗ chain"))
     }
@@ -85,14 +78,14 @@ extension ReceiptTool {
     }
 
     @Test func unreadableInputIsCountedAndFails() throws {
-        let result = try ReceiptTool.run(["verify", g5, "/no/such/receipt.der", ReceiptTool.fixture("not_a_receipt")])
+        let result = try ReceiptTool.run(["verify", g5, "/no/such/receipt.der", Fixtures.path("not_a_receipt")])
         #expect(result.status == 1)
         #expect(result.stdout.contains("/no/such/receipt.der: UNREADABLE"))
         #expect(result.stdout.contains("3 receipts: 1 valid, 0 invalid, 2 unreadable"))
     }
 
     @Test func batchOverADirectoryWritesOneJSONLinePerReceiptInOrder() throws {
-        let directory = try ReceiptTool.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let copies = [
             ("a-valid.der", "receipt-sandbox-g5.der"), ("b-xcode.der", "receipt-xcode.der"), ("c-garbage.der", "not_a_receipt"),
@@ -100,7 +93,7 @@ extension ReceiptTool {
         ]
         for (name, source) in copies {
             try FileManager.default.copyItem(
-                at: ReceiptTool.testReceipts.appendingPathComponent(source), to: directory.appendingPathComponent(name))
+                at: Fixtures.root.appendingPathComponent(source), to: directory.appendingPathComponent(name))
         }
         let result = try ReceiptTool.run(["verify", directory.path, "--json", "--jobs", "3"])
         #expect(result.status == 1)
@@ -119,7 +112,7 @@ extension ReceiptTool {
 
     @Test func jsonLinesOnStandardInput() throws {
         let receipts = ["receipt-sandbox-g5.der", "receipt-watch.der"].map {
-            (try? Data(contentsOf: ReceiptTool.testReceipts.appendingPathComponent($0)).base64EncodedString()) ?? ""
+            (try? Data(contentsOf: Fixtures.root.appendingPathComponent($0)).base64EncodedString()) ?? ""
         }
         let input = receipts.map { "{\"receipt-data\": \"\($0)\"}" }.joined(separator: "\n") + "\n{\"nothing\": true}\n\n"
         let result = try ReceiptTool.run(["verify", "-", "--json"], stdin: input)
@@ -148,7 +141,7 @@ extension ReceiptTool {
 
     @Test(arguments: ["sha1", "sha256"])
     func pkiThenMakeThenVerifyRoundTrip(digest: String) throws {
-        let directory = try ReceiptTool.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let pki = try ReceiptTool.run(["pki", directory.path, "--digest", digest])
         #expect(pki.status == 0, "\(pki.stderr)")
@@ -194,7 +187,7 @@ extension ReceiptTool {
     }
 
     @Test func xcodePKIAndBERLayout() throws {
-        let directory = try ReceiptTool.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(try ReceiptTool.run(["pki", directory.path, "--xcode"]).status == 0)
         let descriptionFile = directory.appendingPathComponent("receipt.json")
@@ -215,7 +208,7 @@ extension ReceiptTool {
     }
 
     @Test func makeAndPKIUsageAndFailures() throws {
-        let directory = try ReceiptTool.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let descriptionFile = directory.appendingPathComponent("receipt.json")
         try Data(Self.description.utf8).write(to: descriptionFile)

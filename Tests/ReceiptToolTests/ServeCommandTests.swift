@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -60,8 +61,8 @@ final class ServeProcess: @unchecked Sendable {
 
 @Suite struct ServeCommandTests {
     static let anchorArguments = [
-        "--anchor", ReceiptTool.fixture("certs/AppleIncRootCertificate.cer"),
-        "--itunes-ca", ReceiptTool.fixture("certs/AppleiTunesStoreCertificationAuthority.der"),
+        "--anchor", Fixtures.path("certs/AppleIncRootCertificate.cer"),
+        "--itunes-ca", Fixtures.path("certs/AppleiTunesStoreCertificationAuthority.der"),
     ]
 
     static func post(_ url: String, body: Data) async throws -> (Int, [String: Any]) {
@@ -74,7 +75,7 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     static func receiptBody(_ fixture: String) throws -> Data {
-        let base64 = try String(contentsOfFile: ReceiptTool.fixture(fixture), encoding: .utf8).filter { !$0.isWhitespace }
+        let base64 = try String(contentsOfFile: Fixtures.path(fixture), encoding: .utf8).filter { !$0.isWhitespace }
         return Data("{\"receipt-data\":\"\(base64)\"}".utf8)
     }
 
@@ -120,7 +121,7 @@ final class ServeProcess: @unchecked Sendable {
     @Test func defaultsTrustTheBundledAppleCertificates() async throws {
         let server = try ServeProcess(["--environment", "sandbox", "--quiet"])
         try #require(server.port != 0)
-        let der = try Data(contentsOf: URL(fileURLWithPath: ReceiptTool.fixture("base64encodedreceiptsample1.der")))
+        let der = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("base64encodedreceiptsample1.der")))
         let (_, app) = try await Self.post(
             server.baseURL + "/verifyReceipt", body: Data("{\"receipt-data\":\"\(der.base64EncodedString())\"}".utf8))
         #expect(app["status"] as? Int == 0)
@@ -129,7 +130,7 @@ final class ServeProcess: @unchecked Sendable {
         let (_, legacy) = try await Self.post(
             server.baseURL + "/verifyReceipt", body: try Self.receiptBody("legacy/base64encoded_unsupportedReceipt2.b64"))
         #expect(legacy["status"] as? Int == 0)
-        let xcode = try Data(contentsOf: URL(fileURLWithPath: ReceiptTool.fixture("receipt-xcode.der")))
+        let xcode = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("receipt-xcode.der")))
         let (_, untrusted) = try await Self.post(
             server.baseURL + "/verifyReceipt", body: Data("{\"receipt-data\":\"\(xcode.base64EncodedString())\"}".utf8))
         #expect(untrusted["status"] as? Int == 21003)
@@ -160,8 +161,8 @@ final class ServeProcess: @unchecked Sendable {
         #expect(second.stderr.contains("bind"))
         #expect(first.stop().status == 0)
         let badAnchor = try ReceiptTool.run([
-            "serve", "--anchor", ReceiptTool.fixture("not_a_receipt"),
-            "--itunes-ca", ReceiptTool.fixture("certs/AppleiTunesStoreCertificationAuthority.der"),
+            "serve", "--anchor", Fixtures.path("not_a_receipt"),
+            "--itunes-ca", Fixtures.path("certs/AppleiTunesStoreCertificationAuthority.der"),
         ])
         #expect(badAnchor.status == 1)
         #expect(badAnchor.stderr.contains("cannot load the anchor"))

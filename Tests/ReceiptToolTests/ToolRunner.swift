@@ -9,9 +9,6 @@ enum ReceiptTool {
         let stderr: String
     }
 
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     /// The executable sits next to the test bundle (the test target depends on it, so it is built).
     static let executable: URL? = {
         let candidates = [
@@ -21,10 +18,6 @@ enum ReceiptTool {
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
-
-    static func fixture(_ name: String) -> String {
-        packageRoot.appendingPathComponent("TestReceipts").appendingPathComponent(name).path
-    }
 
     static func run(_ arguments: [String], stdin: Data? = nil) throws -> Result {
         let url = try #require(executable, "receipt-tool was not built next to the tests")

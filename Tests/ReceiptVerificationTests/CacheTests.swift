@@ -5,6 +5,7 @@ import ReceiptSigning
 import ReceiptVerification
 import Receipts
 import Synchronization
+import TestSupport
 import Testing
 
 /// The chain cache: hits within the validity window, misses outside it, never skips the signature,

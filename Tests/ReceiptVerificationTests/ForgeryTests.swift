@@ -4,6 +4,7 @@ import ReceiptCrypto
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 
 /// The forgery suite (issue 7). Cases already covered elsewhere, each naming its failing check:

@@ -1,7 +1,9 @@
+import CryptoBaselines
 import Foundation
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 
 /// The receipts scripts/make-test-receipts.sh made with `receipt-tool pki` and `receipt-tool make`
@@ -36,7 +38,7 @@ import Testing
         for anchors in [try anchor(other), try TrustAnchors.appleRoots, try anchor("storekit/storekit.pem")] {
             #expect(AppReceiptVerifier(anchors: anchors).verify(bytes).failed(.chain))
         }
-        let pkcs7 = PKCS7Verifier.verifyWithOpenSSL(
+        let pkcs7 = OpenSSLPKCS7Verifier.verify(
             pkcs7: bytes, anchors: try anchor(root).certificates, at: try #require(verdict.validationTime))
         #expect(pkcs7.isValid)
     }

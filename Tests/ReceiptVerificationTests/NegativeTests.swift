@@ -4,6 +4,7 @@ import ReceiptCrypto
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 
 /// Every way a receipt must fail, each naming the check that fails. Receipts are signed with the

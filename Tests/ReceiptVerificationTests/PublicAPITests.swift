@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// No public declaration anywhere in Sources/ mentions `OpaquePointer` or an OpenSSL (COpenSSL)
 /// type; the compiler does not catch an `OpaquePointer` leaking into API, so this test does.
 @Suite struct PublicAPITests {
-    static let sources = Fixtures.root.deletingLastPathComponent().appendingPathComponent("Sources")
+    static let sources = Fixtures.packageRoot.appendingPathComponent("Sources")
 
     /// C types OpenSSL's headers declare (X509, X509_STORE, EVP_PKEY, PKCS7, ASN1_STRING, BIO,
     /// BIGNUM, …), `OpaquePointer`, and the module name itself (a `public import COpenSSL`).

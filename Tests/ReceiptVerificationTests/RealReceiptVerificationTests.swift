@@ -1,9 +1,11 @@
+import CryptoBaselines
 import Foundation
 import Internals
 import ReceiptCrypto
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 
 /// The 22 real receipts against Apple's bundled anchors, at their creation date and today.
@@ -64,7 +66,7 @@ import Testing
         #expect(!(try Self.appleVerifier.get().verify(Fixtures.bytes(name))).isValid)
     }
 
-    @Test(arguments: Fixtures.realReceipts)
+    @Test(arguments: Fixtures.realAppReceipts)
     func realReceiptFailsAgainstWrongAnchors(name: String) throws {
         let bytes = try Fixtures.bytes(name)
         let frank = AppReceiptVerifier(anchors: [try Fixtures.certificate("frank4dd-cacert.der")])
@@ -137,7 +139,7 @@ import Testing
 
     /// Our verdict agrees with OpenSSL's own PKCS7_verify for every real receipt, at the creation
     /// date and today, with the right and a wrong anchor.
-    @Test(arguments: Fixtures.realReceipts)
+    @Test(arguments: Fixtures.realAppReceipts)
     func verdictAgreesWithOpenSSL(name: String) throws {
         let bytes = try Fixtures.bytes(name)
         let isXcode = Fixtures.xcodeReceipts.contains(name)
@@ -148,7 +150,7 @@ import Testing
             let verifier = AppReceiptVerifier(anchors: [anchor], policy: isXcode ? .xcode : .appStore)
             for time in [creation, today] {
                 let ours = verifier.verify(bytes, at: .fixed(time))
-                let openSSL = PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: [anchor], at: time)
+                let openSSL = OpenSSLPKCS7Verifier.verify(pkcs7: bytes, anchors: [anchor], at: time)
                 #expect(
                     ours.isValid == openSSL.isValid,
                     "\(name) at \(time): ours \(ours.summary) / OpenSSL \(openSSL.failureReason ?? "valid")")

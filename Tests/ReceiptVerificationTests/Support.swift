@@ -4,54 +4,11 @@ import ReceiptCrypto
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
-
-/// Files under the repository's `TestReceipts/`, found from this source file's location.
-enum Fixtures {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("TestReceipts")
-
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = root.appendingPathComponent(name)
-        guard let data = FileManager.default.contents(atPath: url.path) else { throw FixtureError.missing(url.path) }
-        return [UInt8](data)
-    }
-
-    static func certificate(_ name: String) throws -> Certificate {
-        try Certificate(derEncoded: bytes("certs/" + name))
-    }
-
-    enum FixtureError: Error { case missing(String) }
-
-    /// The 5 distinct real Xcode (StoreKit testing) receipts.
-    static let xcodeReceipts = [
-        "kvitto-storeKitTestReceipt.der", "receipt-no-orig-purchase-date.der", "receipt-xcode-with-purchases.der",
-        "receipt-xcode.der", "xcode-app-receipt-empty.der",
-    ]
-
-    /// The 17 real App Store-signed receipts.
-    static let appStoreReceipts = [
-        "base64encoded_sandboxReceipt2.der", "base64encoded_sandboxReceipt3.der", "base64encodedreceiptsample1.der",
-        "hannes_mac_mindnode_2_receipt.der", "hannes_mac_mindnode_receipt.der", "kvitto-demo-newReceipt.der",
-        "kvitto-receipt.der", "kvitto-sandboxReceipt.der", "mac_mindnode_rebought_receipt.der",
-        "mindnode_ios_michaelsandbox_receipt1.der", "mindnode_ios_michaelsandbox_receipt2.der",
-        "mindnode_mac_sha256_receipt.der", "purchasing_experiments_sandbox_receipt.der", "receipt-crash.der",
-        "receipt-sandbox-g5.der", "receipt-sandbox-legacy.der", "receipt-watch.der",
-    ]
-
-    static var realReceipts: [String] { appStoreReceipts + xcodeReceipts }
-}
 
 /// "Today" for the tests: every real App Store receipt's chain has expired by then.
 let today = utc(2026, 11, 29)
-
-/// A UTC instant from calendar fields.
-func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Date {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
-    let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-    return calendar.date(from: components) ?? Date(timeIntervalSince1970: .nan)
-}
 
 extension ReceiptVerdict {
     /// "✓ name: reason" lines, for failure messages.
@@ -62,35 +19,6 @@ extension ReceiptVerdict {
 
     /// The check `name` ran and passed.
     func passed(_ name: ReceiptCheck.Name) -> Bool { check(name)?.passed ?? false }
-}
-
-/// Test PKIs, generated once per test process (RSA key generation costs ~100 ms per key).
-enum PKIs {
-    private static func make(_ configure: (inout TestPKI.Options) -> Void = { _ in }) -> Result<TestPKI, CryptoError> {
-        var options = TestPKI.Options()
-        configure(&options)
-        do throws(CryptoError) {
-            return .success(try TestPKI.generate(options))
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    /// An Apple-shaped PKI (root, WWDR-like intermediate, marked leaf), valid 2020-2050.
-    static let apple = make()
-    /// A second, unrelated Apple-shaped PKI.
-    static let other = make()
-    /// A PKI with 1024-bit RSA keys.
-    static let weak = make { $0.keyBits = 1024 }
-
-    /// A self-signed StoreKit-like certificate and its key.
-    static let storeKit: Result<(key: PrivateKey, certificate: Certificate), CryptoError> = {
-        do throws(CryptoError) {
-            return .success(try TestPKI.storeKitTestCertificate())
-        } catch {
-            return .failure(error)
-        }
-    }()
 }
 
 /// A three-certificate chain made from existing keys (no key generation), for variations of a PKI.

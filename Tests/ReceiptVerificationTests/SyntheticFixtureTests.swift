@@ -2,6 +2,7 @@ import Foundation
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 
 /// The fake-PKI receipts of TestReceipts/synthetic (from apple-purchase-receipt-verifier; see its

@@ -1,5 +1,6 @@
 @_spi(RawParsing) import ASN1
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Receipts

@@ -1,13 +1,13 @@
 import Foundation
 import FuzzTargets
+import TestSupport
 import Testing
 
 /// The fuzz corpus (Fuzz/corpus/, including every crash found and fixed, in regressions/) replayed
 /// through the same target functions the fuzzer runs. A crash or an oracle violation here aborts
 /// the test process, so this suite fails loudly rather than silently.
 @Suite struct FuzzCorpusReplayTests {
-    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus")
+    static let corpus = Fixtures.packageRoot.appendingPathComponent("Fuzz/corpus")
 
     static func files(_ directory: String) -> [[UInt8]] {
         let url = corpus.appendingPathComponent(directory)

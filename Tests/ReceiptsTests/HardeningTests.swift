@@ -2,6 +2,7 @@ import ASN1
 import Foundation
 import ReceiptSigning
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Receipts

@@ -1,6 +1,7 @@
 import ASN1
 import Foundation
 import Receipts
+import TestSupport
 import Testing
 
 /// Bad input gets a typed error: never a crash, a hang or unbounded memory.

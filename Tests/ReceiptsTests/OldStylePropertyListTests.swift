@@ -2,6 +2,7 @@ import ASN1
 import Foundation
 import Internals
 import Receipts
+import TestSupport
 import Testing
 
 extension SplitMix64 {

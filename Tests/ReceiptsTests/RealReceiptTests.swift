@@ -1,6 +1,7 @@
 import Foundation
 import Internals
 import Receipts
+import TestSupport
 import Testing
 
 /// Every value the vectors' PROVENANCE.md files state, asserted on the real receipts.

@@ -1,6 +1,7 @@
 import Foundation
 import Internals
 import Receipts
+import TestSupport
 import Testing
 
 /// What FORMATS.md and the vectors' PROVENANCE.md files say the four real legacy receipts hold.

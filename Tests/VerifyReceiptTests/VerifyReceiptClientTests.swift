@@ -1,7 +1,11 @@
 import Dispatch
 import Foundation
+import HTTPServer
+import Internals
+import ReceiptServer
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 import VerifyReceipt
 
@@ -12,15 +16,21 @@ import VerifyReceipt
         VerifyReceiptClient.Configuration(productionURL: url(production), sandboxURL: url(sandbox), timeout: timeout)
     }
 
+    /// The project's own endpoint, trusting Apple's bundled roots, at a fixed request time.
+    static func endpoint(_ environment: VerifyReceiptEnvironment) throws -> VerifyReceiptEndpoint {
+        try VerifyReceiptEndpoint.apple(
+            configuration: .init(environment: environment, clock: { Date(timeIntervalSince1970: 1_780_000_000) }))
+    }
+
     static func statusBody(_ status: Int) -> HTTPResponse {
         .json(VerifyReceiptResponseWriter.status(VerifyReceiptStatus(rawValue: status)))
     }
 
     /// A sandbox receipt: production says 21007, the client asks the sandbox, which verifies it.
     @Test func sandboxReceiptIsRoutedToTheSandbox() async throws {
-        let receipt = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
-        try await withServer(try VerifyReceiptEndpointTests.endpoint(.production)) { production in
-            try await withServer(try VerifyReceiptEndpointTests.endpoint(.sandbox)) { sandbox in
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        try await withServer(try Self.endpoint(.production)) { production in
+            try await withServer(try Self.endpoint(.sandbox)) { sandbox in
                 let client = VerifyReceiptClient(configuration: Self.configuration(production: production, sandbox: sandbox))
                 let result = try await client.verify(receipt: receipt.text)
                 #expect(result.attempts == [.production, .sandbox])
@@ -47,7 +57,7 @@ import VerifyReceipt
 
                 // A tampered receipt is answered, not thrown: the production endpoint verifies before it
                 // routes, so it answers 21003 itself and there is nothing to follow.
-                let tampered = try await client.verify(receipt: try Vectors.withQuantityTwo(receipt).text)
+                let tampered = try await client.verify(receipt: try Fixtures.withQuantityTwo(receipt).text)
                 #expect(tampered.response.status == .notAuthenticated)
                 #expect(tampered.attempts == [.production])
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Internals
 import Receipts
+import TestSupport
 import Testing
 import VerifyReceipt
 
@@ -74,13 +75,13 @@ import VerifyReceipt
     /// record and every `latest_receipt_info` record (Apple's only extra is
     /// `subscription_group_identifier`, which the receipt does not contain).
     @Test func appReceiptResponseMatchesApplesSample1() throws {
-        let receipt = try AppReceipt(Vectors.bytes("base64encodedreceiptsample1.der"))
-        let apple = try JSONValue.parse(Vectors.bytes("json/verifyReceiptSample1.json"))
+        let receipt = try AppReceipt(Fixtures.bytes("base64encodedreceiptsample1.der"))
+        let apple = try JSONValue.parse(Fixtures.bytes("json/verifyReceiptSample1.json"))
         let appleReceipt = try #require(apple["receipt"])
         let requestDate = ReceiptDate.date(milliseconds: 1_595_440_486_402)  // Apple's request_date_ms
         let body = VerifyReceiptResponseWriter.appReceipt(
             receipt, environment: .sandbox,
-            options: .init(requestDate: requestDate, latestReceipt: Base64.encode(try Vectors.bytes("base64encodedreceiptsample1.der"))))
+            options: .init(requestDate: requestDate, latestReceipt: Base64.encode(try Fixtures.bytes("base64encodedreceiptsample1.der"))))
         let ours = try JSONValue.parse(body)
 
         #expect(ours["status"] == apple["status"])
@@ -145,14 +146,14 @@ import VerifyReceipt
     }
 
     @Test func excludeOldTransactionsKeepsTheNewestPerSubscription() throws {
-        let receipt = try AppReceipt(Vectors.bytes("base64encodedreceiptsample1.der"))
+        let receipt = try AppReceipt(Fixtures.bytes("base64encodedreceiptsample1.der"))
         let latest = try #require(VerifyReceiptResponseWriter.latestReceiptInfo(receipt.inAppPurchases, excludeOldTransactions: true))
         #expect(latest.count == 1)
         #expect(latest.first?.transactionIdentifier == "1000000696553650")
         let body = VerifyReceiptResponseWriter.appReceipt(receipt, environment: .sandbox, options: .init(excludeOldTransactions: true))
         #expect(try VerifyReceiptResponse(body: body).latestReceiptInfo.count == 1)
         // A receipt without subscriptions has no latest_receipt_info.
-        let consumables = try AppReceipt(Vectors.bytes("base64encoded_sandboxReceipt3.der"))
+        let consumables = try AppReceipt(Fixtures.bytes("base64encoded_sandboxReceipt3.der"))
         #expect(VerifyReceiptResponseWriter.latestReceiptInfo(consumables.inAppPurchases, excludeOldTransactions: false) == nil)
         let plain = try JSONValue.parse(VerifyReceiptResponseWriter.appReceipt(consumables, environment: .sandbox))
         #expect(plain["latest_receipt_info"] == nil)
@@ -162,7 +163,7 @@ import VerifyReceipt
     /// The iOS 6 shape: `receipt` with `bid`, `bvrs`, `item_id`, `expires_date` in ms and its texts;
     /// `latest_receipt_info` (or `latest_expired_receipt_info` with 21006) for subscriptions.
     @Test func transactionReceiptResponseHasTheIOS6Shape() throws {
-        let subscription = try TransactionReceipt(Vectors.bytes("legacy/base64encoded_unsupportedReceipt1.b64"))
+        let subscription = try TransactionReceipt(Fixtures.bytes("legacy/base64encoded_unsupportedReceipt1.b64"))
         let body = VerifyReceiptResponseWriter.transactionReceipt(
             subscription, environment: .sandbox, latestReceipt: subscription.base64Encoded)
         let json = try JSONValue.parse(body)
@@ -180,7 +181,7 @@ import VerifyReceipt
         #expect(expired["latest_expired_receipt_info"] == json["receipt"])
         #expect(expired["latest_receipt_info"] == nil)
 
-        let consumable = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        let consumable = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
         let plain = try JSONValue.parse(VerifyReceiptResponseWriter.transactionReceipt(consumable, environment: .sandbox))
         #expect(plain["latest_receipt_info"] == nil)
         #expect(plain["receipt"]?["transaction_id"] == .string("1000000046178817"))
@@ -191,7 +192,7 @@ import VerifyReceipt
     }
 
     @Test func applesResponsesParse() throws {
-        let sample1 = try VerifyReceiptResponse(body: Vectors.bytes("json/verifyReceiptSample1.json"))
+        let sample1 = try VerifyReceiptResponse(body: Fixtures.bytes("json/verifyReceiptSample1.json"))
         #expect(sample1.status == .valid)
         #expect(sample1.environment == "Sandbox")
         #expect(sample1.receiptKind == .appReceipt)
@@ -200,31 +201,31 @@ import VerifyReceipt
         #expect(sample1.pendingRenewalInfo.count == 1)
         #expect(sample1.latestReceipt == "...")
 
-        let ios6 = try VerifyReceiptResponse(body: Vectors.bytes("json/verifyReceipt-autorenew-legacy-ios6.json"))
+        let ios6 = try VerifyReceiptResponse(body: Fixtures.bytes("json/verifyReceipt-autorenew-legacy-ios6.json"))
         #expect(ios6.status == .valid)
         #expect(ios6.receiptKind == .transactionReceipt)
         #expect(ios6.latestReceiptInfo.count == 1)
         #expect(try ios6.purchaseInfo()?.expiresDate.map(ReceiptDate.milliseconds) == 1_354_436_154_000)
 
-        let ios7 = try VerifyReceiptResponse(body: Vectors.bytes("json/verifyReceipt-autorenew-ios7.json"))
+        let ios7 = try VerifyReceiptResponse(body: Fixtures.bytes("json/verifyReceipt-autorenew-ios7.json"))
         #expect(try ios7.appReceipt()?.bundleIdentifier == "com.example.app")
         #expect(try ios7.appReceipt()?.inAppPurchases.count == 13)
 
-        let expired = try VerifyReceiptResponse(body: Vectors.bytes("json/receipt_expired_cancelled.json"))
+        let expired = try VerifyReceiptResponse(body: Fixtures.bytes("json/receipt_expired_cancelled.json"))
         #expect(expired.status == .subscriptionExpired)
         #expect(expired.latestExpiredReceiptInfo?["bid"] == .string("com.foo.bar"))
         #expect(try expired.purchaseInfo()?.isTrialPeriod == true)
 
-        let notExpired = try VerifyReceiptResponse(body: Vectors.bytes("json/receipt_not_expired_cancelled.json"))
+        let notExpired = try VerifyReceiptResponse(body: Fixtures.bytes("json/receipt_not_expired_cancelled.json"))
         #expect(notExpired.pendingRenewalInfo.first?["expiration_intent"] == .string("1"))
 
         // Numbers instead of strings (aporat's fixture) read the same.
-        let numeric = try VerifyReceiptResponse(body: Vectors.bytes("json/inAppPurchaseResponse.json"))
+        let numeric = try VerifyReceiptResponse(body: Fixtures.bytes("json/inAppPurchaseResponse.json"))
         let transactions = try numeric.latestTransactions()
         #expect(transactions.first?.transactionIdentifier == "1000000104232856")
         #expect(transactions.first?.isTrialPeriod == false)
 
-        let invalid = try VerifyReceiptResponse(body: Vectors.bytes("json/inAppPurchaseInvalidReceiptResponse.json"))
+        let invalid = try VerifyReceiptResponse(body: Fixtures.bytes("json/inAppPurchaseInvalidReceiptResponse.json"))
         #expect(invalid.status == .malformedReceiptData)
         #expect(invalid.receipt == nil)
 

@@ -1,9 +1,12 @@
 import Foundation
+import HTTPServer
 import Internals
 import ReceiptCrypto
+import ReceiptServer
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 import VerifyReceipt
 
@@ -21,9 +24,9 @@ import VerifyReceipt
     }
 
     /// The real receipts (all sandbox): 0 on a sandbox endpoint, 21007 on a production endpoint.
-    @Test(arguments: Vectors.legacyFiles)
+    @Test(arguments: Fixtures.legacyFiles)
     func realReceiptsRouteLikeApple(_ file: String) throws {
-        let receipt = try TransactionReceipt(Vectors.bytes(file))
+        let receipt = try TransactionReceipt(Fixtures.bytes(file))
         let sandbox = try Self.endpoint(.sandbox)
         let answer = sandbox.verifyReceipt(body: Self.body(receipt.text))
         let isSubscription = receipt.purchaseInfo.expiresDate != nil
@@ -40,7 +43,7 @@ import VerifyReceipt
     }
 
     @Test func subscriptionBeforeItsExpiryIsValid() throws {
-        let receipt = try TransactionReceipt(Vectors.bytes("legacy/base64encoded_unsupportedReceipt1.b64"))
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/base64encoded_unsupportedReceipt1.b64"))
         let during = try Self.endpoint(.sandbox, now: Date(timeIntervalSince1970: 1_448_000_000))
         let answer = during.verifyReceipt(body: Self.body(receipt.text))
         #expect(answer.status == .valid)
@@ -50,7 +53,7 @@ import VerifyReceipt
     }
 
     @Test func productionReceiptsOnTheSandboxEndpointGet21008() throws {
-        let receipt = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
         // `environment` is not signed: relabelling keeps the signature valid.
         for label in ["Production", nil] {
             let relabelled = try TransactionReceipt(
@@ -75,10 +78,10 @@ import VerifyReceipt
         // Well-formed but unauthenticated: the unsigned mock, a tampered receipt.
         #expect(
             status(
-                VerifyReceiptRequest(receiptData: String(decoding: try Vectors.bytes(Vectors.mockLegacyReceipt), as: UTF8.self)).jsonBody)
+                VerifyReceiptRequest(receiptData: String(decoding: try Fixtures.bytes(Fixtures.mockLegacyReceipt), as: UTF8.self)).jsonBody)
                 == 21003)
-        let receipt = try TransactionReceipt(Vectors.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64"))
-        let tampered = try Vectors.withQuantityTwo(receipt)
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64"))
+        let tampered = try Fixtures.withQuantityTwo(receipt)
         #expect(tampered.purchaseInfo.quantity == 2)
         #expect(status(Self.body(tampered.text)) == 21003)
         // Each answer's body is `{"status":N}` exactly.
@@ -86,8 +89,8 @@ import VerifyReceipt
     }
 
     @Test func sharedSecret() throws {
-        let subscription = try TransactionReceipt(Vectors.bytes("legacy/base64encoded_unsupportedReceipt1.b64"))
-        let consumable = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        let subscription = try TransactionReceipt(Fixtures.bytes("legacy/base64encoded_unsupportedReceipt1.b64"))
+        let consumable = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
         let endpoint = try Self.endpoint(.sandbox, sharedSecret: "secret", now: Date(timeIntervalSince1970: 1_448_000_000))
         #expect(endpoint.verifyReceipt(body: Self.body(subscription.text, password: "secret")).status == .valid)
         #expect(endpoint.verifyReceipt(body: Self.body(subscription.text, password: "wrong")).status == .sharedSecretMismatch)
@@ -117,12 +120,12 @@ import VerifyReceipt
     /// included), every `in_app` record, and every `latest_receipt_info` record except
     /// `subscription_group_identifier`, which the receipt does not contain.
     @Test func appReceiptResponseMatchesApplesSample1() throws {
-        let der = try Vectors.bytes("base64encodedreceiptsample1.der")
+        let der = try Fixtures.bytes("base64encodedreceiptsample1.der")
         let endpoint = try Self.endpoint(.sandbox, now: ReceiptDate.date(milliseconds: 1_595_440_486_402))
         let answer = endpoint.verifyReceipt(body: VerifyReceiptRequest(receipt: der).jsonBody)
         #expect(answer.status == .valid, "\(answer.reason)")
         let ours = try JSONValue.parse(answer.body)
-        let apple = try JSONValue.parse(Vectors.bytes("json/verifyReceiptSample1.json"))
+        let apple = try JSONValue.parse(Fixtures.bytes("json/verifyReceiptSample1.json"))
         #expect(ours["status"] == apple["status"])
         #expect(ours["environment"] == apple["environment"])
         #expect(ours["receipt"] == apple["receipt"])
@@ -145,7 +148,7 @@ import VerifyReceipt
 
     @Test func damagedAppReceipts() throws {
         let endpoint = try Self.endpoint(.sandbox)
-        let der = try Vectors.bytes("base64encodedreceiptsample1.der")
+        let der = try Fixtures.bytes("base64encodedreceiptsample1.der")
         func status(_ bytes: [UInt8]) -> VerifyReceiptStatus {
             endpoint.verifyReceipt(body: VerifyReceiptRequest(receipt: bytes).jsonBody).status
         }
@@ -158,7 +161,7 @@ import VerifyReceipt
         // Truncated: does not parse.
         #expect(status(Array(der.prefix(der.count / 2))) == .malformedReceiptData)
         // A real receipt signed by Xcode's StoreKit test certificate is not trusted by Apple's anchors.
-        #expect(status(try Vectors.bytes("receipt-xcode.der")) == .notAuthenticated)
+        #expect(status(try Fixtures.bytes("receipt-xcode.der")) == .notAuthenticated)
     }
 
     /// apple-purchase-receipt-verifier's expectations for a verifyReceipt-compatible endpoint, with
@@ -167,7 +170,7 @@ import VerifyReceipt
     /// and untyped receipts are 21007 on production and 0 on sandbox; a foreign receipt is 21003.
     @Test func syntheticReceiptsRouteAsTheirProvenanceStates() throws {
         let policy = ReceiptPolicy.custom([ChainLengthPolicy(exactly: 3), CertificateExtensionPolicy.appleReceiptSigningLeaf])
-        let anchors = try TrustAnchors(derOrPEM: Vectors.bytes("synthetic/receipt-root.der"))
+        let anchors = try TrustAnchors(derOrPEM: Fixtures.bytes("synthetic/receipt-root.der"))
         func endpoint(_ environment: VerifyReceiptEnvironment) throws -> VerifyReceiptEndpoint {
             VerifyReceiptEndpoint(
                 configuration: .init(environment: environment),
@@ -185,14 +188,14 @@ import VerifyReceipt
             ("receipt-foreign.der", .notAuthenticated, .notAuthenticated),
         ]
         for (file, onProduction, onSandbox) in expectations {
-            let body = VerifyReceiptRequest(receipt: try Vectors.bytes("synthetic/" + file)).jsonBody
+            let body = VerifyReceiptRequest(receipt: try Fixtures.bytes("synthetic/" + file)).jsonBody
             let productionAnswer = production.verifyReceipt(body: body)
             let sandboxAnswer = sandbox.verifyReceipt(body: body)
             #expect(productionAnswer.status == onProduction, "\(file) on production: \(productionAnswer.reason)")
             #expect(sandboxAnswer.status == onSandbox, "\(file) on sandbox: \(sandboxAnswer.reason)")
         }
         // The valid synthetic receipt's JSON: date triplets, numbers as strings.
-        let answer = sandbox.verifyReceipt(body: VerifyReceiptRequest(receipt: try Vectors.bytes("synthetic/receipt.der")).jsonBody)
+        let answer = sandbox.verifyReceipt(body: VerifyReceiptRequest(receipt: try Fixtures.bytes("synthetic/receipt.der")).jsonBody)
         let json = try JSONValue.parse(answer.body)
         let vip = try #require(json["receipt"]?["in_app"]?.arrayValue?.first { $0["product_id"] == .string("com.example.app.vip") })
         #expect(vip["expires_date"] == .string("2030-02-01 09:30:00 Etc/GMT"))

@@ -1,7 +1,9 @@
 public import Foundation
+public import HTTPServer
 import Internals
 public import ReceiptVerification
 import Receipts
+public import VerifyReceipt
 
 /// A local stand-in for Apple's `verifyReceipt` endpoint that verifies receipts offline and answers
 /// in Apple's JSON, so an existing backend can point at it unchanged.

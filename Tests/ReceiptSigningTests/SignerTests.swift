@@ -1,4 +1,5 @@
 import ASN1
+import CryptoBaselines
 import Foundation
 import ReceiptCrypto
 import ReceiptSigning
@@ -32,7 +33,7 @@ import Testing
         let pki = try TestPKI.generate()
         let receipt = Self.sampleReceipt()
         let bytes = try pki.signer(digest: digest).sign(receipt, layout: layout)
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: [pki.root], at: Date(timeIntervalSince1970: 1_722_945_600))
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: bytes, anchors: [pki.root], at: Date(timeIntervalSince1970: 1_722_945_600))
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         let parsed = try AppReceipt(bytes)
         #expect(parsed == receipt, "parsed receipt differs from the one signed")
@@ -42,7 +43,7 @@ import Testing
         if layout == .appStore { _ = try ASN1Tree.parse(bytes[...], rules: .der) }
         let other = try TestPKI.generate()
         #expect(
-            !PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: [other.root], at: Date(timeIntervalSince1970: 1_722_945_600)).isValid)
+            !OpenSSLPKCS7Verifier.verify(pkcs7: bytes, anchors: [other.root], at: Date(timeIntervalSince1970: 1_722_945_600)).isValid)
     }
 
     @Test func signedAttributesAreAcceptedByOpenSSL() throws {
@@ -50,7 +51,7 @@ import Testing
         var signer = pki.signer()
         signer.signedAttributes = true
         let bytes = try signer.sign(Self.sampleReceipt())
-        #expect(PKCS7Verifier.verifyWithOpenSSL(pkcs7: bytes, anchors: [pki.root], at: Date(timeIntervalSince1970: 1_722_945_600)).isValid)
+        #expect(OpenSSLPKCS7Verifier.verify(pkcs7: bytes, anchors: [pki.root], at: Date(timeIntervalSince1970: 1_722_945_600)).isValid)
         let envelope = try ReceiptEnvelope(bytes)
         #expect(envelope.signers[0].messageDigest.map(Array.init) == (try Digest.hash(.sha256, Array(envelope.payload))))
     }

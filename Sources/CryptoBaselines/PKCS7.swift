@@ -1,5 +1,6 @@
 internal import COpenSSL
-public import Foundation
+package import Foundation
+package import ReceiptCrypto
 
 /// Owns one OpenSSL `PKCS7` for the duration of a call.
 final class PKCS7Handle {
@@ -10,9 +11,11 @@ final class PKCS7Handle {
     init(berEncoded bytes: [UInt8], allowTrailingBytes: Bool = false) throws(CryptoError) {
         guard !bytes.isEmpty else { throw .plain(.emptyInput, "no PKCS#7 bytes") }
         OpenSSLErrorQueue.clear()
-        let parsed: (UnsafeMutablePointer<PKCS7>?, Int) = withNonNullBytes(bytes) { base, count in
+        let parsed: (UnsafeMutablePointer<PKCS7>?, Int) = bytes.withUnsafeBufferPointer { buffer in
+            // Not empty (checked above), so the base address exists.
+            guard let base = buffer.baseAddress else { return (nil, 0) }
             var cursor: UnsafePointer<UInt8>? = base
-            let p7 = d2i_PKCS7(nil, &cursor, count)
+            let p7 = d2i_PKCS7(nil, &cursor, buffer.count)
             return (p7, cursor.map { $0 - base } ?? 0)
         }
         guard let p7 = parsed.0 else {
@@ -47,7 +50,7 @@ final class AnchorStore {
         guard let store = X509_STORE_new() else { throw .allocation("a certificate store") }
         pointer = store
         for anchor in anchors {
-            guard X509_STORE_add_cert(store, anchor.handle.pointer) == 1 else {
+            guard X509_STORE_add_cert(store, anchor.x509) == 1 else {
                 throw .openSSL(.operationFailed, "X509_STORE_add_cert failed")
             }
         }
@@ -70,17 +73,17 @@ final class AnchorStore {
     deinit { X509_STORE_free(pointer) }
 }
 
-/// The result of ``PKCS7Verifier/verifyWithOpenSSL(pkcs7:anchors:at:)``.
-public struct PKCS7VerificationOutcome: Sendable, Hashable {
+/// The result of ``OpenSSLPKCS7Verifier/verify(pkcs7:anchors:at:)``.
+package struct PKCS7VerificationOutcome: Sendable, Hashable {
     /// True only when the signature and the signer's chain to one of the anchors both verified.
-    public var isValid: Bool
+    package var isValid: Bool
     /// The encapsulated content, present only when ``isValid`` is true.
-    public var content: [UInt8]?
+    package var content: [UInt8]?
     /// Why verification failed (OpenSSL's messages), nil when valid.
-    public var failureReason: String?
+    package var failureReason: String?
 
     /// Creates an outcome.
-    public init(isValid: Bool, content: [UInt8]?, failureReason: String?) {
+    package init(isValid: Bool, content: [UInt8]?, failureReason: String?) {
         self.isValid = isValid
         self.content = content
         self.failureReason = failureReason
@@ -88,8 +91,9 @@ public struct PKCS7VerificationOutcome: Sendable, Hashable {
 }
 
 /// OpenSSL's own PKCS#7 verification, used as a cross-check for the package's Swift PKCS#7 code
-/// and as a benchmark baseline. The main verification path does not use it.
-public enum PKCS7Verifier {
+/// and as a benchmark baseline. It checks a signature and a chain, nothing about receipts (no
+/// marker OIDs, no policy): the package's verifier is ReceiptVerification's, which never uses this.
+package enum OpenSSLPKCS7Verifier {
     /// Verifies a PKCS#7 SignedData with attached content using `PKCS7_verify`.
     ///
     /// The store holds only `anchors` (never the system store, no partial chains), the time is
@@ -101,7 +105,7 @@ public enum PKCS7Verifier {
     ///   - der: DER or BER bytes of a ContentInfo. Trailing bytes are refused.
     ///   - anchors: the trusted roots.
     ///   - time: the validation time for every certificate in the chain.
-    public static func verifyWithOpenSSL(pkcs7 der: [UInt8], anchors: [Certificate], at time: Date) -> PKCS7VerificationOutcome {
+    package static func verify(pkcs7 der: [UInt8], anchors: [Certificate], at time: Date) -> PKCS7VerificationOutcome {
         defer { OpenSSLErrorQueue.clear() }
         do throws(CryptoError) {
             let message = try PKCS7Handle(berEncoded: der)
@@ -125,7 +129,7 @@ public enum PKCS7Verifier {
 
 /// Produces PKCS#7 SignedData with OpenSSL, for tests that cross-check the package's own PKCS#7
 /// builder and parser.
-public enum CMSSigner {
+package enum CMSSigner {
     /// Signs `content` and returns DER PKCS#7 SignedData (version 1) with the content encapsulated.
     ///
     /// - Parameters:
@@ -140,7 +144,7 @@ public enum CMSSigner {
     /// - Throws: ``CryptoError/Code/keyMismatch`` if `key` does not belong to `signer`,
     ///   ``CryptoError/Code/unsupportedAlgorithm`` for MD5, ``CryptoError/Code/operationFailed``
     ///   if OpenSSL fails.
-    public static func sign(
+    package static func sign(
         content: [UInt8],
         signer: Certificate,
         key: PrivateKey,
@@ -154,7 +158,7 @@ public enum CMSSigner {
         let md = try digest.evpMD()
         OpenSSLErrorQueue.clear()
         defer { OpenSSLErrorQueue.clear() }
-        guard X509_check_private_key(signer.handle.pointer, key.handle.pointer) == 1 else {
+        guard X509_check_private_key(signer.x509, key.evpKey) == 1 else {
             throw .openSSL(.keyMismatch, "the key does not belong to the signer certificate")
         }
         var flags = Int32(PKCS7_BINARY | PKCS7_NOSMIMECAP | PKCS7_PARTIAL)
@@ -164,11 +168,11 @@ public enum CMSSigner {
             throw .openSSL(.operationFailed, "PKCS7_sign failed")
         }
         defer { PKCS7_free(p7) }
-        guard PKCS7_sign_add_signer(p7, signer.handle.pointer, key.handle.pointer, md, flags) != nil else {
+        guard PKCS7_sign_add_signer(p7, signer.x509, key.evpKey, md, flags) != nil else {
             throw .openSSL(.operationFailed, "PKCS7_sign_add_signer failed")
         }
         for certificate in extraCertificates {
-            guard PKCS7_add_certificate(p7, certificate.handle.pointer) == 1 else {
+            guard PKCS7_add_certificate(p7, certificate.x509) == 1 else {
                 throw .openSSL(.operationFailed, "PKCS7_add_certificate failed")
             }
         }

@@ -1,9 +1,12 @@
 import Dispatch
 import Foundation
 import Glibc
+import HTTPServer
+import Internals
+import ReceiptServer
 import ReceiptVerification
 import Receipts
-import Synchronization
+import TestSupport
 import Testing
 import VerifyReceipt
 
@@ -94,7 +97,7 @@ import VerifyReceipt
     }
 
     @Test func wellFormedVariantsAreServed() async throws {
-        let receipt = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
         let body = VerifyReceiptRequest(receipt: receipt.text).jsonBody
         try await withServer(try Self.endpoint(), configuration: Self.strictLimits) { server in
             try await onThread {
@@ -161,7 +164,7 @@ import VerifyReceipt
     /// A client that stalls mid-request gets 408 after the request timeout; one that dribbles bytes
     /// gets it too (the deadline covers the whole request); others are served meanwhile.
     @Test func slowClientsTimeOutWithoutBlockingOthers() async throws {
-        let receipt = try TransactionReceipt(Vectors.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64"))
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64"))
         let body = VerifyReceiptRequest(receipt: receipt.text).jsonBody
         var configuration = Self.strictLimits
         configuration.requestTimeout = .seconds(2)
@@ -215,17 +218,17 @@ import VerifyReceipt
             let transaction: String?
         }
         var cases: [Case] = []
-        for file in Vectors.legacyFiles {
-            let receipt = try TransactionReceipt(Vectors.bytes(file))
+        for file in Fixtures.legacyFiles {
+            let receipt = try TransactionReceipt(Fixtures.bytes(file))
             let status = receipt.purchaseInfo.expiresDate != nil ? 21006 : 0
             cases.append(
                 Case(
                     body: VerifyReceiptRequest(receipt: receipt.text).jsonBody, status: status,
                     transaction: receipt.purchaseInfo.transactionIdentifier))
         }
-        let venice = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        let venice = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
         cases.append(
-            Case(body: VerifyReceiptRequest(receipt: try Vectors.withQuantityTwo(venice).text).jsonBody, status: 21003, transaction: nil))
+            Case(body: VerifyReceiptRequest(receipt: try Fixtures.withQuantityTwo(venice).text).jsonBody, status: 21003, transaction: nil))
         cases.append(Case(body: Array("{}".utf8), status: 21002, transaction: nil))
         cases.append(Case(body: Array("[".utf8), status: 21000, transaction: nil))
         let allCases = cases
@@ -266,8 +269,8 @@ import VerifyReceipt
                     thread.start()
                 }
                 group.wait()
-                #expect(failures.value.isEmpty, "\(failures.value.prefix(5))")
-                #expect(answered.value == 1000)
+                #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(5))")
+                #expect(answered.withLock { $0 } == 1000)
                 #expect(server.statistics.requests == 1000)
                 #expect(server.statistics.rejectedConnections == 0)
                 #expect(server.statistics.connections >= 4 + 4 * 13)

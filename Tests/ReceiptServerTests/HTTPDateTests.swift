@@ -1,8 +1,8 @@
 import Testing
 
-@testable import VerifyReceipt
+@testable import HTTPServer
 
-/// The IMF-fixdate of the server's `Date` header, on the civil-date arithmetic shared with ASN1.
+/// The IMF-fixdate of the server's `Date` header, on the civil-date arithmetic of Internals.
 @Suite struct HTTPDateTests {
     @Test func formatsTheRFC9110Example() {
         #expect(HTTPDate.format(secondsSince1970: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")

@@ -1,26 +1,21 @@
-import Foundation
+package import Foundation
 import Glibc
-import Synchronization
-import Testing
-import VerifyReceipt
+package import HTTPServer
+import Internals
 
 /// A response read off a socket by ``RawHTTPConnection``.
-struct RawHTTPResponse {
-    let status: Int
-    let headers: [String: String]
-    let body: [UInt8]
+package struct RawHTTPResponse {
+    package let status: Int
+    package let headers: [String: String]
+    package let body: [UInt8]
 
-    var bodyText: String { String(decoding: body, as: UTF8.self) }
-
-    /// The JSON `status` of a verifyReceipt body, if any.
-    var verifyReceiptStatus: Int? {
-        (try? VerifyReceiptResponse(body: body))?.status.rawValue
-    }
+    package var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
-struct RawHTTPError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// A failure of ``RawHTTPConnection``, described.
+package struct RawHTTPError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// A deliberately low-level HTTP/1.1 client over a blocking socket, able to send any bytes
@@ -28,11 +23,11 @@ struct RawHTTPError: Error, CustomStringConvertible {
 ///
 /// `@unchecked Sendable`: a test may send from one thread while reading on another; ``send(_:)``
 /// touches only the socket, reading only the buffer, and each is used from one thread at a time.
-final class RawHTTPConnection: @unchecked Sendable {
-    let fd: Int32
-    var buffer: [UInt8] = []
+package final class RawHTTPConnection: @unchecked Sendable {
+    package let fd: Int32
+    package var buffer: [UInt8] = []
 
-    init(port: UInt16, timeout: TimeInterval = 10) throws {
+    package init(port: UInt16, timeout: TimeInterval = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError("socket failed") }
         var address = sockaddr_in()
@@ -55,7 +50,7 @@ final class RawHTTPConnection: @unchecked Sendable {
 
     /// Sends bytes; false if the peer has gone.
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    package func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { raw in
@@ -68,10 +63,10 @@ final class RawHTTPConnection: @unchecked Sendable {
     }
 
     @discardableResult
-    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+    package func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     /// Reads more bytes into the buffer; false on EOF, error or timeout.
-    func fill() -> Bool {
+    package func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return false }
@@ -80,7 +75,7 @@ final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Reads one response (skipping any `100 Continue`); `bodyless` for the answer to HEAD.
-    func readResponse(bodyless: Bool = false) throws -> RawHTTPResponse {
+    package func readResponse(bodyless: Bool = false) throws -> RawHTTPResponse {
         while true {
             guard let headEnd = findHeadEnd() else {
                 guard fill() else { throw RawHTTPError("connection closed before a complete response head") }
@@ -107,7 +102,7 @@ final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
-    func findHeadEnd() -> Int? {
+    package func findHeadEnd() -> Int? {
         guard buffer.count >= 4 else { return nil }
         for index in 0...(buffer.count - 4)
         where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
@@ -117,14 +112,14 @@ final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Whether the server closed the connection (EOF) within the socket timeout.
-    func isClosedByPeer() -> Bool {
+    package func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0
         let count = recv(fd, &byte, 1, 0)
         return count == 0
     }
 
     /// One request with a body, as a well-behaved client sends it.
-    static func post(_ path: String, body: [UInt8], keepAlive: Bool = true) -> [UInt8] {
+    package static func post(_ path: String, body: [UInt8], keepAlive: Bool = true) -> [UInt8] {
         Array(
             "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\(keepAlive ? "" : "Connection: close\r\n")\r\n"
                 .utf8)
@@ -132,36 +127,25 @@ final class RawHTTPConnection: @unchecked Sendable {
     }
 }
 
-/// A value behind a lock, shareable with threads.
-final class Locked<Value: Sendable>: Sendable {
-    let mutex: Mutex<Value>
-
-    init(_ value: Value) { mutex = Mutex(value) }
-
-    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
-
-    var value: Value { mutex.withLock { $0 } }
-}
-
 /// A handler that answers with a closure and records what it was asked.
-final class ScriptedHandler: HTTPHandler {
-    let script: @Sendable (HTTPRequest) -> HTTPResponse
-    let recorded = Mutex<[HTTPRequest]>([])
+package final class ScriptedHandler: HTTPHandler {
+    package let script: @Sendable (HTTPRequest) -> HTTPResponse
+    private let recorded = Locked<[HTTPRequest]>([])
 
-    init(_ script: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.script = script }
+    package init(_ script: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.script = script }
 
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    package func respond(to request: HTTPRequest) -> HTTPResponse {
         recorded.withLock { $0.append(request) }
         return script(request)
     }
 
-    var requests: [HTTPRequest] { recorded.withLock { $0 } }
+    package var requests: [HTTPRequest] { recorded.withLock { $0 } }
 }
 
 /// Runs blocking work (sockets, sleeps, waits) on a thread of its own and awaits it, so tests that
 /// block never hold a thread of Swift's cooperative pool, which the async tests running in parallel
 /// (and the client's continuations) need.
-func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+package func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
             do {
@@ -176,7 +160,7 @@ func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result)
 
 /// Starts a server on an ephemeral loopback port and stops it (off the cooperative pool) when the
 /// body returns.
-func withServer<Result>(
+package func withServer<Result>(
     _ handler: some HTTPHandler, configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
     _ body: (HTTPServer) async throws -> Result
 ) async throws -> Result {
@@ -195,6 +179,32 @@ func withServer<Result>(
     }
 }
 
-func url(_ server: HTTPServer, _ path: String = "/verifyReceipt") -> URL {
+/// `http://127.0.0.1:<port><path>` for a started `server`.
+package func url(_ server: HTTPServer, _ path: String = "/verifyReceipt") -> URL {
     URL(string: "http://127.0.0.1:\(server.port)\(path)") ?? URL(fileURLWithPath: "/")
+}
+
+/// A local HTTP server on 127.0.0.1 (a free port) for tests that keep it across several steps,
+/// stopped on a thread of its own (stopping waits for connections to close, which must not block
+/// the cooperative pool).
+package final class LocalServer: Sendable {
+    /// The running server.
+    package let server: HTTPServer
+
+    /// Starts a server answering with `handler`.
+    package init(_ handler: some HTTPHandler) throws {
+        server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), handler: handler)
+        try server.start()
+    }
+
+    /// `http://127.0.0.1:<port>/verifyReceipt`.
+    package var url: URL { URL(string: "http://127.0.0.1:\(server.port)/verifyReceipt") ?? URL(fileURLWithPath: "/") }
+    /// How many requests the server has answered.
+    package var requests: Int { server.statistics.requests }
+
+    /// Stops the server and waits for it, off the cooperative pool.
+    package func shutdown() async {
+        let server = self.server
+        _ = try? await onThread { server.shutdown() }
+    }
 }

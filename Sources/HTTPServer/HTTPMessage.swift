@@ -1,4 +1,3 @@
-@_spi(RawParsing) import ASN1
 import Internals
 
 /// One header field of an HTTP message.

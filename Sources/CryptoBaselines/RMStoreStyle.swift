@@ -1,5 +1,6 @@
 internal import COpenSSL
 package import Foundation
+package import ReceiptCrypto
 
 /// Benchmark baselines: what the Objective-C RMStore did, rewritten in Swift over OpenSSL.
 ///
@@ -7,9 +8,9 @@ package import Foundation
 /// `data` OCTET STRING, and walked the receipt's attribute SET with `ASN1_get_object`, reading the
 /// attribute type and version with `d2i_ASN1_INTEGER` and materialising strings, data and date
 /// strings field by field. These functions do the same work so that the package's Swift parser can
-/// be compared against it. They are `package` API for the benchmark executable and tests, not part
-/// of the public interface. Unlike RMStore they check every length and return nil on malformed
-/// input instead of crashing.
+/// be compared against it, in `Benchmarks` and in the tests. Unlike RMStore they check every length
+/// and return nil on malformed input instead of crashing. The attribute numbers below are RMStore's
+/// (the receipt fields it read); the package's own are in Receipts.
 package enum OpenSSLBaselines {
     /// Parses a receipt the RMStore way and returns the number of in-app purchase records, or nil
     /// if the bytes are not a SignedData receipt with a well-formed attribute SET.
@@ -34,30 +35,33 @@ package enum OpenSSLBaselines {
 
     // MARK: - The RMStore-style model
 
-    struct Receipt {
-        var bundleIdentifier: String?
-        var bundleIdentifierData: [UInt8]?
-        var appVersion: String?
-        var opaqueValue: [UInt8]?
-        var receiptHash: [UInt8]?
-        var originalAppVersion: String?
-        var creationDate: String?
-        var expirationDate: String?
-        var inAppPurchases: [InAppPurchase] = []
+    /// The receipt fields RMStore's `RMAppReceipt` kept, as raw strings and bytes.
+    package struct Receipt {
+        package var bundleIdentifier: String?
+        package var bundleIdentifierData: [UInt8]?
+        package var appVersion: String?
+        package var opaqueValue: [UInt8]?
+        package var receiptHash: [UInt8]?
+        package var originalAppVersion: String?
+        package var creationDate: String?
+        package var expirationDate: String?
+        package var inAppPurchases: [InAppPurchase] = []
     }
 
-    struct InAppPurchase {
-        var quantity: Int = 0
-        var productIdentifier: String?
-        var transactionIdentifier: String?
-        var originalTransactionIdentifier: String?
-        var purchaseDate: String?
-        var originalPurchaseDate: String?
-        var subscriptionExpirationDate: String?
-        var cancellationDate: String?
-        var webOrderLineItemID: Int = 0
+    /// The in-app purchase fields RMStore's `RMAppReceiptIAP` kept.
+    package struct InAppPurchase {
+        package var quantity: Int = 0
+        package var productIdentifier: String?
+        package var transactionIdentifier: String?
+        package var originalTransactionIdentifier: String?
+        package var purchaseDate: String?
+        package var originalPurchaseDate: String?
+        package var subscriptionExpirationDate: String?
+        package var cancellationDate: String?
+        package var webOrderLineItemID: Int = 0
     }
 
+    /// The attached payload of `message`, parsed like ``parseReceipt(_:)``.
     static func parsePayload(of message: PKCS7Handle) -> Receipt? {
         guard let octets = message.signedContent else { return nil }
         let length = Int(ASN1_STRING_length(octets))
@@ -65,7 +69,8 @@ package enum OpenSSLBaselines {
         return parseReceipt(UnsafeBufferPointer(start: data, count: length))
     }
 
-    static func parseReceipt(_ payload: UnsafeBufferPointer<UInt8>) -> Receipt? {
+    /// Walks a receipt payload (the attribute SET) the RMStore way; nil if it is malformed.
+    package static func parseReceipt(_ payload: UnsafeBufferPointer<UInt8>) -> Receipt? {
         var receipt = Receipt()
         let ok = walkAttributes(payload) { type, value in
             switch type {
@@ -100,7 +105,8 @@ package enum OpenSSLBaselines {
         return ok ? receipt : nil
     }
 
-    static func parseInAppPurchase(_ payload: UnsafeBufferPointer<UInt8>) -> InAppPurchase? {
+    /// Walks one in-app purchase record (the SET inside attribute 17); nil if it is malformed.
+    package static func parseInAppPurchase(_ payload: UnsafeBufferPointer<UInt8>) -> InAppPurchase? {
         var purchase = InAppPurchase()
         let ok = walkAttributes(payload) { type, value in
             switch type {

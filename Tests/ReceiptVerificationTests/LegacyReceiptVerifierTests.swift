@@ -3,11 +3,12 @@ import ReceiptCrypto
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
+import TestSupport
 import Testing
 
 @Suite struct LegacyReceiptVerifierTests {
     func appleVerifier() throws -> LegacyReceiptVerifier {
-        LegacyReceiptVerifier(intermediate: try Vectors.iTunesStoreCA, anchors: [try Vectors.appleRoot])
+        LegacyReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [try Fixtures.appleRoot()])
     }
 
     /// A receipt with the same signature blob but different purchase-info bytes.
@@ -15,14 +16,14 @@ import Testing
         try TransactionReceipt(signatureBlob: receipt.signatureBlob, purchaseInfoData: data, environment: receipt.environment)
     }
 
-    @Test(arguments: Vectors.legacyFiles)
+    @Test(arguments: Fixtures.legacyFiles)
     func realReceiptVerifiesAtItsPurchaseDate(_ file: String) throws {
-        let entry = try #require(Vectors.legacyReceipts.first { $0.file == file })
+        let entry = try #require(Fixtures.legacyReceipts.first { $0.file == file })
         let verifier = try appleVerifier()
         let expectations = TransactionReceiptExpectations(
             bundleIdentifier: entry.bid, bundleVersion: entry.bvrs, productIdentifiers: [entry.product],
             allowedEnvironments: [.sandbox])
-        let verdict = verifier.verify(try Vectors.bytes(file), expecting: expectations)
+        let verdict = verifier.verify(try Fixtures.bytes(file), expecting: expectations)
         #expect(verdict.isValid, "\(verdict.failures)")
         #expect(verdict.failures.isEmpty)
         #expect(verdict.unchecked.isEmpty)
@@ -34,8 +35,8 @@ import Testing
         let chain = try #require(verdict.chain)
         #expect(chain.count == 3)
         #expect(chain[0].subject.commonName == "PurchaseReceiptCertificate")
-        #expect(chain[1] == (try Vectors.iTunesStoreCA))
-        #expect(chain[2] == (try Vectors.appleRoot))
+        #expect(chain[1] == (try Fixtures.iTunesStoreCA()))
+        #expect(chain[2] == (try Fixtures.appleRoot()))
         #expect(
             verdict.checks.map(\.name) == [
                 .parse, .trustAnchors, .signatureBlob, .signatureVersion, .leafCertificate, .signature, .validationTime, .chain,
@@ -49,10 +50,10 @@ import Testing
     }
 
     /// One changed byte of purchase-info breaks the signature, wherever it is.
-    @Test(arguments: Vectors.legacyFiles)
+    @Test(arguments: Fixtures.legacyFiles)
     func oneChangedPurchaseInfoByteFails(_ file: String) throws {
         let verifier = try appleVerifier()
-        let receipt = try TransactionReceipt(Vectors.bytes(file))
+        let receipt = try TransactionReceipt(Fixtures.bytes(file))
         // A change that keeps the purchase-info well-formed: the quantity "1" becomes "2".
         let quantity = Array("\"quantity\" = \"1\"".utf8)
         let data = receipt.purchaseInfoData
@@ -79,10 +80,10 @@ import Testing
         #expect(verifier.verify(try replacingPurchaseInfo(receipt, with: data)).isValid)
     }
 
-    @Test(arguments: Vectors.legacyFiles)
+    @Test(arguments: Fixtures.legacyFiles)
     func truncatedSignatureBlobFails(_ file: String) throws {
         let verifier = try appleVerifier()
-        let receipt = try TransactionReceipt(Vectors.bytes(file))
+        let receipt = try TransactionReceipt(Fixtures.bytes(file))
         let blob = try #require(receipt.signatureBlob)
         for length in [0, 1, 100, 129, 132, 133, 500, blob.count - 1] {
             let truncated = try TransactionReceipt(
@@ -98,29 +99,29 @@ import Testing
         #expect(!verifier.verify(Array(shortened.utf8)).isValid)
     }
 
-    @Test(arguments: Vectors.legacyFiles)
+    @Test(arguments: Fixtures.legacyFiles)
     func wrongAnchorsFail(_ file: String) throws {
-        let bytes = try Vectors.bytes(file)
-        let wrongRoot = LegacyReceiptVerifier(intermediate: try Vectors.iTunesStoreCA, anchors: [try Vectors.wrongAnchor])
+        let bytes = try Fixtures.bytes(file)
+        let wrongRoot = LegacyReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [try Fixtures.wrongAnchor()])
         let verdict = wrongRoot.verify(bytes)
         #expect(!verdict.isValid)
         #expect(verdict.firstFailure?.name == .chain)
         #expect(verdict.check(.signature)?.passed == true)
         // The wrong certificate pinned as the intermediate (an Apple WWDR CA).
         let wrongIntermediate = LegacyReceiptVerifier(
-            intermediate: try Vectors.certificate("AppleWWDRCA-2008-serial19.der"), anchors: [try Vectors.appleRoot])
+            intermediate: try Fixtures.certificate("AppleWWDRCA-2008-serial19.der"), anchors: [try Fixtures.appleRoot()])
         #expect(wrongIntermediate.verify(bytes).firstFailure?.name == .chain)
         // The root pinned as the intermediate and the intermediate as the only anchor.
-        let swapped = LegacyReceiptVerifier(intermediate: try Vectors.appleRoot, anchors: [try Vectors.iTunesStoreCA])
+        let swapped = LegacyReceiptVerifier(intermediate: try Fixtures.appleRoot(), anchors: [try Fixtures.iTunesStoreCA()])
         #expect(!swapped.verify(bytes).isValid)
         // No anchors at all.
-        let empty = LegacyReceiptVerifier(intermediate: try Vectors.iTunesStoreCA, anchors: [])
+        let empty = LegacyReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [])
         #expect(empty.verify(bytes).firstFailure?.name == .trustAnchors)
     }
 
     @Test func validationTimeIsExplicit() throws {
         let verifier = try appleVerifier()
-        let bytes = try Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64")
+        let bytes = try Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64")
         // Today the leaf (2009-2014) and the iTunes Store CA (to 2016) have expired.
         let today = verifier.verify(bytes, at: .fixed(Date(timeIntervalSince1970: 1_780_000_000)))
         #expect(today.firstFailure?.name == .chain)
@@ -141,7 +142,7 @@ import Testing
 
     @Test func expectationsAreChecked() throws {
         let verifier = try appleVerifier()
-        let bytes = try Vectors.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64")
+        let bytes = try Fixtures.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64")
         func failed(_ expectations: TransactionReceiptExpectations) -> [ReceiptCheck.Name] {
             verifier.verify(bytes, expecting: expectations).failures.map(\.name)
         }
@@ -161,7 +162,7 @@ import Testing
     /// environment check exists, but it cannot detect forgery; the verdict says so.
     @Test func environmentIsNotSigned() throws {
         let verifier = try appleVerifier()
-        let receipt = try TransactionReceipt(Vectors.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
         let relabelled = try TransactionReceipt(
             signatureBlob: receipt.signatureBlob, purchaseInfoData: receipt.purchaseInfoData, environment: "Production")
         let verdict = verifier.verify(relabelled, expecting: TransactionReceiptExpectations(allowedEnvironments: [.production]))
@@ -171,7 +172,7 @@ import Testing
 
     @Test func unsignedMockFails() throws {
         let verifier = try appleVerifier()
-        let verdict = verifier.verify(try Vectors.bytes(Vectors.mockLegacyReceipt))
+        let verdict = verifier.verify(try Fixtures.bytes(Fixtures.mockLegacyReceipt))
         #expect(!verdict.isValid)
         #expect(verdict.receipt?.purchaseInfo.transactionIdentifier == "33993399")
         #expect(verdict.firstFailure?.name == .signatureBlob)
@@ -180,7 +181,7 @@ import Testing
 
     @Test func garbageIsAParseFailure() throws {
         let verifier = try appleVerifier()
-        for input in [[], Array("not a receipt".utf8), try Vectors.bytes("base64encodedreceiptsample1.der")] {
+        for input in [[], Array("not a receipt".utf8), try Fixtures.bytes("base64encodedreceiptsample1.der")] {
             let verdict = verifier.verify(input)
             #expect(!verdict.isValid)
             #expect(verdict.checks.map(\.name) == [.parse])

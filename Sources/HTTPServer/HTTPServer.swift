@@ -2,7 +2,6 @@ import Dispatch
 public import Foundation
 import Glibc
 import Internals
-import Receipts
 
 /// Answers requests for ``HTTPServer``. Called on the connection's own thread, possibly on many
 /// threads at once, so implementations must be thread-safe (they are `Sendable`).
@@ -47,7 +46,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// Receives one line per notable event (start, stop, rejected connections, 4xx on bad HTTP).
     public var log: (@Sendable (String) -> Void)?
 
-    /// Creates a configuration; the defaults suit a verifyReceipt stand-in on loopback.
+    /// Creates a configuration; the defaults suit a small JSON service on loopback.
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, backlog: Int32 = 128, maximumConnections: Int = 128,
         maximumBodySize: Int = 4 << 20, maximumHeaderSize: Int = 16 << 10, maximumHeaderCount: Int = 100,

@@ -1,9 +1,9 @@
-import ASN1
+import CryptoBaselines
 import Foundation
 import Internals
+import ReceiptCrypto
+import TestSupport
 import Testing
-
-@testable import ReceiptCrypto
 
 @Suite("PKCS#7 through OpenSSL")
 struct PKCS7Tests {
@@ -11,7 +11,7 @@ struct PKCS7Tests {
     func realReceipt() throws {
         let receipt = try Fixtures.sandboxReceipt()
         let root = try Fixtures.appleRoot()
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         let content = try #require(outcome.content)
         #expect(content.count == 1344)
@@ -19,19 +19,19 @@ struct PKCS7Tests {
         #expect(outcome.failureReason == nil)
 
         // Later, the leaf has expired: PKCS7_verify must say so.
-        let late = PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: utc(2026, 11, 29))
+        let late = OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: utc(2026, 11, 29))
         #expect(!late.isValid)
         #expect(late.content == nil)
         #expect(late.failureReason?.contains("expired") == true)
 
         // Another anchor: invalid.
-        let testRoot = try TestPKI.shared().root
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [testRoot], at: Fixtures.receiptCreationDate).isValid)
+        let testRoot = try FixedTestPKI.shared().root
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [testRoot], at: Fixtures.receiptCreationDate).isValid)
         // No anchors: invalid.
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [], at: Fixtures.receiptCreationDate).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [], at: Fixtures.receiptCreationDate).isValid)
         // The WWDR intermediate as anchor: invalid (no partial chains).
         let intermediate = try Fixtures.appleWWDRG5()
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [intermediate], at: Fixtures.receiptCreationDate).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [intermediate], at: Fixtures.receiptCreationDate).isValid)
     }
 
     @Test("A modified receipt payload no longer verifies")
@@ -40,7 +40,7 @@ struct PKCS7Tests {
         let root = try Fixtures.appleRoot()
         // Byte 200 lies inside the payload OCTET STRING (offsets 66..<1410).
         receipt[200] ^= 0x01
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate)
         #expect(!outcome.isValid)
         #expect(outcome.failureReason?.isEmpty == false)
     }
@@ -53,12 +53,13 @@ struct PKCS7Tests {
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: root, at: Fixtures.receiptCreationDate) == 2)
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: root, at: utc(2026, 11, 29)) == nil)
         #expect(
-            OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: try TestPKI.shared().root, at: Fixtures.receiptCreationDate) == nil
+            OpenSSLBaselines.rmstoreStyleVerifyAndParse(receipt, anchor: try FixedTestPKI.shared().root, at: Fixtures.receiptCreationDate)
+                == nil
         )
 
         // The fields the walk materialises match the receipt.
         let payload = try #require(
-            PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate).content)
+            OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: Fixtures.receiptCreationDate).content)
         let parsed = try #require(payload.withUnsafeBufferPointer { OpenSSLBaselines.parseReceipt($0) })
         #expect(parsed.bundleIdentifier == "dev.bonzer.weeka.app")
         #expect(parsed.appVersion == "2")
@@ -77,13 +78,13 @@ struct PKCS7Tests {
             (DigestAlgorithm.sha1, false), (.sha256, false), (.sha1, true), (.sha256, true),
         ])
     func signerRoundTrip(digest: DigestAlgorithm, signedAttributes: Bool) throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let content = Array("payload bytes \u{0}\r\n kept verbatim".utf8)
         let signed = try CMSSigner.sign(
             content: content, signer: pki.leaf, key: pki.leafKey, extraCertificates: [pki.intermediate, pki.root],
             digest: digest, signedAttributes: signedAttributes)
         #expect(signed.first == 0x30)
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: FixedTestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(outcome.content == content)
         // The digest algorithm OID is in the message; signed attributes add the messageDigest OID.
@@ -91,17 +92,17 @@ struct PKCS7Tests {
         #expect(contains(signed, [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x04]) == signedAttributes)
 
         let otherKey = try PrivateKey.generateRSA(bits: 2048)
-        let otherRoot = try TestPKI.makeRoot(key: otherKey, subject: [("CN", "Other Root")])
-        let wrong = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [otherRoot], at: TestPKI.inside)
+        let otherRoot = try FixedTestPKI.makeRoot(key: otherKey, subject: [("CN", "Other Root")])
+        let wrong = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [otherRoot], at: FixedTestPKI.inside)
         #expect(!wrong.isValid)
         #expect(wrong.content == nil)
         // The leaf is outside its validity in 2030.
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: utc(2030, 1, 1)).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: utc(2030, 1, 1)).isValid)
     }
 
     @Test("CMSSigner signs with P-256 keys, and refuses MD5 and foreign keys")
     func signerVariants() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let ecKey = try PrivateKey.generateP256()
         var builder = CertificateBuilder(
             subject: [("CN", "EC signer")], serialNumber: 77, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
@@ -111,13 +112,13 @@ struct PKCS7Tests {
         let signed = try CMSSigner.sign(
             content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [pki.intermediate],
             digest: .sha256, signedAttributes: true)
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: FixedTestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
         #expect(outcome.content == [1, 2, 3])
         // Missing intermediate: the chain cannot be built.
         let lonely = try CMSSigner.sign(
             content: [1, 2, 3], signer: ecLeaf, key: ecKey, extraCertificates: [], digest: .sha256, signedAttributes: false)
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: lonely, anchors: [pki.root], at: TestPKI.inside).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: lonely, anchors: [pki.root], at: FixedTestPKI.inside).isValid)
 
         let md5 = #expect(throws: CryptoError.self) {
             try CMSSigner.sign(content: [1], signer: pki.leaf, key: pki.leafKey, digest: .md5, signedAttributes: false)
@@ -131,7 +132,7 @@ struct PKCS7Tests {
 
     @Test("Purpose any: a signer whose extended key usage is not S/MIME still verifies")
     func purposeAny() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let key = try PrivateKey.generateRSA(bits: 2048)
         var builder = CertificateBuilder(
             subject: [("CN", "TLS-only signer")], serialNumber: 31, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
@@ -142,17 +143,17 @@ struct PKCS7Tests {
         let signed = try CMSSigner.sign(
             content: [9, 9], signer: signer, key: key, extraCertificates: [pki.intermediate],
             digest: .sha256, signedAttributes: true)
-        let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: signed, anchors: [pki.root], at: TestPKI.inside)
+        let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: signed, anchors: [pki.root], at: FixedTestPKI.inside)
         #expect(outcome.isValid, "\(outcome.failureReason ?? "")")
-        #expect(TrustStore(anchors: [pki.root]).validate(leaf: signer, intermediates: [pki.intermediate], at: TestPKI.inside).isValid)
+        #expect(TrustStore(anchors: [pki.root]).validate(leaf: signer, intermediates: [pki.intermediate], at: FixedTestPKI.inside).isValid)
     }
 
     @Test("The real receipt payload re-signed by the test PKI parses and verifies RMStore-style")
     func resignedReceipt() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let receipt = try Fixtures.sandboxReceipt()
         let payload = try #require(
-            PKCS7Verifier.verifyWithOpenSSL(
+            OpenSSLPKCS7Verifier.verify(
                 pkcs7: receipt, anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate
             ).content)
         for digest in [DigestAlgorithm.sha1, .sha256] {
@@ -160,8 +161,8 @@ struct PKCS7Tests {
                 content: payload, signer: pki.leaf, key: pki.leafKey,
                 extraCertificates: [pki.intermediate, pki.root], digest: digest, signedAttributes: false)
             #expect(OpenSSLBaselines.rmstoreStyleParse(signed) == 2)
-            #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: TestPKI.inside) == 2)
-            #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: try Fixtures.appleRoot(), at: TestPKI.inside) == nil)
+            #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: FixedTestPKI.inside) == 2)
+            #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: try Fixtures.appleRoot(), at: FixedTestPKI.inside) == nil)
         }
     }
 
@@ -178,7 +179,7 @@ struct PKCS7Tests {
         func verifies(flipping offset: Int) -> Bool {
             var mutated = receipt
             mutated[offset] ^= 0x01
-            return PKCS7Verifier.verifyWithOpenSSL(pkcs7: mutated, anchors: [root], at: date).isValid
+            return OpenSSLPKCS7Verifier.verify(pkcs7: mutated, anchors: [root], at: date).isValid
         }
         // Every byte of the payload is covered by the signature.
         #expect(Self.payloadRange.filter { $0 >= 62 }.allSatisfy { !verifies(flipping: $0) })
@@ -203,33 +204,33 @@ struct PKCS7Tests {
         let receipt = try Fixtures.sandboxReceipt()
         let root = try Fixtures.appleRoot()
         let date = Fixtures.receiptCreationDate
-        #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: [], anchors: [root], at: date).isValid)
+        #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: [], anchors: [root], at: date).isValid)
         #expect(OpenSSLBaselines.rmstoreStyleParse([]) == nil)
         #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse([], anchor: root, at: date) == nil)
-        let trailing = PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt + [0], anchors: [root], at: date)
+        let trailing = OpenSSLPKCS7Verifier.verify(pkcs7: receipt + [0], anchors: [root], at: date)
         #expect(!trailing.isValid)
         #expect(trailing.failureReason?.contains("trailingBytes") == true)
 
         for length in stride(from: 1, to: receipt.count, by: 17) {
             let prefix = Array(receipt.prefix(length))
-            #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: prefix, anchors: [root], at: date).isValid)
+            #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: prefix, anchors: [root], at: date).isValid)
             #expect(OpenSSLBaselines.rmstoreStyleParse(prefix) == nil)
         }
         var random = SplitMix64(seed: 7)
         for _ in 0..<300 {
             let garbage = random.bytes(Int.random(in: 1...400, using: &random))
-            #expect(!PKCS7Verifier.verifyWithOpenSSL(pkcs7: garbage, anchors: [root], at: date).isValid)
+            #expect(!OpenSSLPKCS7Verifier.verify(pkcs7: garbage, anchors: [root], at: date).isValid)
             #expect(OpenSSLBaselines.rmstoreStyleParse(garbage) == nil)
         }
         // Flipped bytes anywhere in the real receipt never crash. Some unsigned bytes may change
         // without invalidating the signature (see `unsignedFields`), but a valid outcome always
         // carries the original content, and a flip inside the payload never verifies.
-        let original = try #require(PKCS7Verifier.verifyWithOpenSSL(pkcs7: receipt, anchors: [root], at: date).content)
+        let original = try #require(OpenSSLPKCS7Verifier.verify(pkcs7: receipt, anchors: [root], at: date).content)
         for _ in 0..<200 {
             var mutated = receipt
             let offset = Int.random(in: 0..<mutated.count, using: &random)
             mutated[offset] ^= UInt8.random(in: 1...255, using: &random)
-            let outcome = PKCS7Verifier.verifyWithOpenSSL(pkcs7: mutated, anchors: [root], at: date)
+            let outcome = OpenSSLPKCS7Verifier.verify(pkcs7: mutated, anchors: [root], at: date)
             if outcome.isValid { #expect(outcome.content == original) }
             if Self.payloadRange.contains(offset) { #expect(!outcome.isValid) }
             if let count = OpenSSLBaselines.rmstoreStyleParse(mutated) { #expect((0...3).contains(count)) }
@@ -238,9 +239,9 @@ struct PKCS7Tests {
 
     @Test("The attribute walk survives hostile payloads inside a validly signed envelope")
     func hostilePayloads() throws {
-        let pki = try TestPKI.shared()
+        let pki = try FixedTestPKI.shared()
         let payload = try #require(
-            PKCS7Verifier.verifyWithOpenSSL(
+            OpenSSLPKCS7Verifier.verify(
                 pkcs7: try Fixtures.sandboxReceipt(), anchors: [try Fixtures.appleRoot()], at: Fixtures.receiptCreationDate
             ).content)
         func parse(_ bytes: [UInt8]) -> Int? { bytes.withUnsafeBufferPointer { OpenSSLBaselines.parseReceipt($0)?.inAppPurchases.count } }
@@ -268,7 +269,7 @@ struct PKCS7Tests {
         let signed = try CMSSigner.sign(
             content: random.bytes(64), signer: pki.leaf, key: pki.leafKey, digest: .sha256, signedAttributes: false)
         #expect(OpenSSLBaselines.rmstoreStyleParse(signed) == nil)
-        #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: TestPKI.inside) == nil)
+        #expect(OpenSSLBaselines.rmstoreStyleVerifyAndParse(signed, anchor: pki.root, at: FixedTestPKI.inside) == nil)
     }
 }
 
