@@ -53,15 +53,15 @@ func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int =
     return calendar.date(from: components) ?? Date(timeIntervalSince1970: .nan)
 }
 
-extension ReceiptVerdict {
+extension Verdict {
     /// "✓ name: reason" lines, for failure messages.
     var summary: String { checks.map(\.description).joined(separator: "\n") }
 
     /// The check `name` ran and failed.
-    func failed(_ name: ReceiptCheck.Name) -> Bool { check(name).map { !$0.passed } ?? false }
+    func failed(_ name: VerificationCheck.Name) -> Bool { check(name).map { !$0.passed } ?? false }
 
     /// The check `name` ran and passed.
-    func passed(_ name: ReceiptCheck.Name) -> Bool { check(name)?.passed ?? false }
+    func passed(_ name: VerificationCheck.Name) -> Bool { check(name)?.passed ?? false }
 }
 
 /// Test PKIs, generated once per test process (RSA key generation costs ~100 ms per key).
