@@ -147,7 +147,7 @@ public enum FuzzTargets {
         }
     }
 
-    static let legacyVerifier = try? LegacyReceiptVerifier.apple()
+    static let legacyVerifier = try? TransactionReceiptVerifier.apple()
 
     /// The legacy transaction-receipt verifier on arbitrary bytes: whatever verifies must carry
     /// purchase-info bytes Apple signed (those of the real receipts in TestReceipts/legacy).

@@ -30,7 +30,7 @@ public import Receipts
 /// By default the chain is checked at the receipt's creation date (field 12), as Apple's
 /// verifyReceipt endpoint did: Apple's receipt-signing certificates expire long before the
 /// receipts they signed stop mattering. That date comes from the signed payload, but whoever
-/// signed can choose it. ``ValidationTimeSource/clock(_:)`` checks at a time from a clock you trust
+/// signed can choose it. ``ValidationTime/clock(_:)`` checks at a time from a clock you trust
 /// instead. The verifier never reads the system clock by itself.
 ///
 /// ## Refresh, then retry once
@@ -83,9 +83,9 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
         /// The certificates trusted. Default: the bundled Apple roots.
         public var anchors: TrustAnchorSource
         /// The chain policy. Default `.appStore` (a chain of three with Apple's marker OIDs).
-        public var policy: ReceiptPolicy
+        public var policy: VerificationPolicy
         /// The instant the chain must be valid at. Default: the receipt creation date.
-        public var validationTime: ValidationTimeSource
+        public var validationTime: ValidationTime
         /// Where validated chains are cached (`nil`: none). The signature is checked every time.
         public var cache: ChainCache?
         /// Parser bounds for the untrusted receipt file.
@@ -99,8 +99,8 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
             deviceIdentifier: DeviceIdentifier,
             allowedEnvironments: Set<ReceiptEnvironment> = [.production, .sandbox],
             anchors: TrustAnchorSource = .bundledAppleRoots,
-            policy: ReceiptPolicy = .appStore,
-            validationTime: ValidationTimeSource = .receiptDate,
+            policy: VerificationPolicy = .appStore,
+            validationTime: ValidationTime = .signedDate,
             cache: ChainCache? = .shared,
             limits: ReceiptLimits = .default
         ) {
@@ -304,7 +304,7 @@ struct AppReceiptChecker: Sendable {
         case .success(let read): bytes = read
         case .failure(let error): return .failure(error)
         }
-        let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.validationTime.validationTime)
+        let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.validationTime)
         guard verdict.isValid, let receipt = verdict.receipt else {
             let failures = verdict.failures
             let named =
@@ -376,7 +376,7 @@ enum ReceiptFile {
         }
         let bytes = data.map { [UInt8]($0) } ?? []
         guard bytes.count <= limit else {
-            let check = ReceiptCheck(name: .parse, passed: false, reason: "the file is larger than \(limit) bytes")
+            let check = VerificationCheck(name: .parse, passed: false, reason: "the file is larger than \(limit) bytes")
             return .failure(
                 StoreVerifierError(
                     .receiptInvalid, "The app receipt failed verification: parse (\(check.reason))", failedChecks: [check]))

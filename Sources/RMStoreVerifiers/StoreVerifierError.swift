@@ -58,7 +58,7 @@ public struct StoreVerifierError: Error, Sendable, CustomStringConvertible {
     /// An English sentence for people (logs, support); not meant to be parsed.
     public let message: String
     /// For ``Code/receiptInvalid``: the checks that failed, in the order they ran.
-    public let failedChecks: [ReceiptCheck]
+    public let failedChecks: [VerificationCheck]
     /// For ``Code/status``: the verifyReceipt status (21000–21199 and so on).
     public let status: Int?
     /// The error that caused this one (a file error, a refresh error, a transport error).
@@ -66,7 +66,7 @@ public struct StoreVerifierError: Error, Sendable, CustomStringConvertible {
 
     /// Creates an error.
     public init(
-        _ code: Code, _ message: String, failedChecks: [ReceiptCheck] = [], status: Int? = nil,
+        _ code: Code, _ message: String, failedChecks: [VerificationCheck] = [], status: Int? = nil,
         underlying: (any Error)? = nil
     ) {
         self.code = code
@@ -77,7 +77,7 @@ public struct StoreVerifierError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The names of ``failedChecks``.
-    public var failedCheckNames: [ReceiptCheck.Name] { failedChecks.map(\.name) }
+    public var failedCheckNames: [VerificationCheck.Name] { failedChecks.map(\.name) }
 
     /// `"code: message"`, then the underlying error if any.
     public var description: String {

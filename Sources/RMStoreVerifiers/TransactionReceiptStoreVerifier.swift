@@ -13,7 +13,7 @@ public import VerifyReceipt
 /// `receiptVerifier` (RMStore's `RMStoreTransactionReceiptVerifier`, RMSTORE.md §6).
 ///
 /// ## Two methods
-/// - ``Method/offline(_:validationTime:)``: `ReceiptVerification.LegacyReceiptVerifier` checks
+/// - ``Method/offline(_:validationTime:)``: `ReceiptVerification.TransactionReceiptVerifier` checks
 ///   the signature blob, the leaf → pinned intermediate → anchor chain and Apple's marker, with
 ///   no network.
 /// - ``Method/online(_:)``: `VerifyReceipt.VerifyReceiptClient` posts the receipt to Apple's
@@ -54,7 +54,7 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
     public enum Method: Sendable {
         /// With no network: the signature and certificate chain, checked at `validationTime`
         /// (default: the receipt's purchase date, as Apple's endpoint did).
-        case offline(LegacyReceiptVerifier, validationTime: ValidationTimeSource = .receiptDate)
+        case offline(TransactionReceiptVerifier, validationTime: ValidationTime = .signedDate)
         /// By Apple's verifyReceipt endpoints (or a stand-in) through this client.
         case online(VerifyReceiptClient)
     }
@@ -123,13 +123,13 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
 
     @concurrent
     nonisolated static func verifyOffline(
-        _ receipt: [UInt8], transaction: PaymentTransaction, verifier: LegacyReceiptVerifier, time: ValidationTimeSource,
+        _ receipt: [UInt8], transaction: PaymentTransaction, verifier: TransactionReceiptVerifier, time: ValidationTime,
         configuration: Configuration
     ) async -> VerificationResult {
         let expectations = TransactionReceiptExpectations(
             bundleIdentifier: configuration.bundleIdentifier, bundleVersion: configuration.bundleVersion,
             productIdentifiers: [transaction.productIdentifier], allowedEnvironments: configuration.allowedEnvironments)
-        let verdict = verifier.verify(receipt, expecting: expectations, at: time.validationTime)
+        let verdict = verifier.verify(receipt, expecting: expectations, at: time)
         guard verdict.isValid, let parsed = verdict.receipt else {
             let failures = verdict.failures
             let named =

@@ -206,6 +206,14 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Generates a fresh ECDSA key on NIST P-384 (secp384r1), the curve of Apple Root CA - G3 and
+    /// the WWDR G6 intermediate.
+    public static func generateP384() throws(CryptoError) -> PrivateKey {
+        try generate(algorithm: "EC") { context in
+            EVP_PKEY_CTX_set_group_name(context, "P-384") > 0
+        }
+    }
+
     private static func generate(
         algorithm: String,
         configure: (OpaquePointer) -> Bool

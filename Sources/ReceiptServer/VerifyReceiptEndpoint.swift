@@ -53,7 +53,7 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
         /// Creates a configuration.
         public init(
             environment: VerifyReceiptEnvironment = .production, path: String = "/verifyReceipt", sharedSecret: String? = nil,
-            appReceiptTime: ValidationTime = .creationDate, transactionReceiptTime: ValidationTime = .creationDate,
+            appReceiptTime: ValidationTime = .signedDate, transactionReceiptTime: ValidationTime = .signedDate,
             reportsExpiredSubscriptions: Bool = true, clock: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.environment = environment
@@ -71,12 +71,12 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
     /// The verifier for app receipts.
     public let appReceiptVerifier: AppReceiptVerifier
     /// The verifier for legacy transaction receipts.
-    public let transactionReceiptVerifier: LegacyReceiptVerifier
+    public let transactionReceiptVerifier: TransactionReceiptVerifier
 
     /// Creates an endpoint with the given verifiers (their anchors decide what is trusted).
     public init(
         configuration: Configuration = Configuration(), appReceiptVerifier: AppReceiptVerifier,
-        transactionReceiptVerifier: LegacyReceiptVerifier
+        transactionReceiptVerifier: TransactionReceiptVerifier
     ) {
         self.configuration = configuration
         self.appReceiptVerifier = appReceiptVerifier
@@ -90,7 +90,7 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
     public static func apple(configuration: Configuration = Configuration()) throws(TrustAnchorError) -> VerifyReceiptEndpoint {
         VerifyReceiptEndpoint(
             configuration: configuration, appReceiptVerifier: try AppReceiptVerifier.appStore(),
-            transactionReceiptVerifier: try LegacyReceiptVerifier.apple())
+            transactionReceiptVerifier: try TransactionReceiptVerifier.apple())
     }
 
     /// Routes a request (see the table above).

@@ -20,8 +20,20 @@ public struct TestPKI: Sendable {
     public var leafKey: PrivateKey
     public var leaf: Certificate
 
+    /// The key types of a PKI.
+    public enum KeyShape: Sendable, Hashable {
+        /// RSA keys of ``Options/keyBits`` everywhere, as Apple's receipt PKI.
+        case rsa
+        /// As Apple's JWS PKI (Apple Root CA - G3 → WWDR G6 → the ECC signing leaf): P-384 root and
+        /// intermediate, P-256 leaf (ES256), certificates signed with ECDSA and ``Options/digest``
+        /// (use SHA-384, as Apple does).
+        case appleJWS
+    }
+
     /// What to vary when generating a PKI (the defaults give a valid Apple-like PKI).
     public struct Options: Sendable {
+        /// The key types.
+        public var keys: KeyShape = .rsa
         /// Certificate signature digest (Apple used SHA-1, then SHA-256).
         public var digest: DigestAlgorithm = .sha256
         /// RSA key size.
@@ -55,7 +67,10 @@ public struct TestPKI: Sendable {
 
     /// Generates a fresh PKI.
     public static func generate(_ options: Options = Options()) throws(CryptoError) -> TestPKI {
-        let rootKey = try PrivateKey.generateRSA(bits: options.keyBits)
+        func caKey() throws(CryptoError) -> PrivateKey {
+            options.keys == .rsa ? try PrivateKey.generateRSA(bits: options.keyBits) : try PrivateKey.generateP384()
+        }
+        let rootKey = try caKey()
         var rootBuilder = CertificateBuilder(
             subject: options.rootSubject, serialNumber: TestPKI.randomSerial(), notBefore: options.notBefore, notAfter: options.notAfter,
             publicKey: try rootKey.publicKey)
@@ -64,7 +79,7 @@ public struct TestPKI: Sendable {
         rootBuilder.keyUsage = [.keyCertSign, .cRLSign]
         let root = try rootBuilder.selfSigned(with: rootKey)
 
-        let intermediateKey = try PrivateKey.generateRSA(bits: options.keyBits)
+        let intermediateKey = try caKey()
         var intermediateBuilder = CertificateBuilder(
             subject: options.intermediateSubject, serialNumber: TestPKI.randomSerial(), notBefore: options.notBefore,
             notAfter: options.notAfter,
@@ -75,7 +90,7 @@ public struct TestPKI: Sendable {
         if options.intermediateMarker { intermediateBuilder.customExtensions = [.marker(oid: intermediateMarkerOID)] }
         let intermediate = try intermediateBuilder.issued(by: root, signingKey: rootKey)
 
-        let leafKey = try PrivateKey.generateRSA(bits: options.keyBits)
+        let leafKey = options.keys == .rsa ? try PrivateKey.generateRSA(bits: options.keyBits) : try PrivateKey.generateP256()
         var leafBuilder = CertificateBuilder(
             subject: options.leafSubject, serialNumber: TestPKI.randomSerial(), notBefore: options.leafNotBefore ?? options.notBefore,
             notAfter: options.leafNotAfter ?? options.notAfter, publicKey: try leafKey.publicKey)
@@ -87,6 +102,24 @@ public struct TestPKI: Sendable {
         return TestPKI(
             rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate, leafKey: leafKey,
             leaf: leaf)
+    }
+
+    /// A PKI shaped like Apple's JWS PKI (``KeyShape/appleJWS``, certificates signed with ECDSA
+    /// SHA-384) with the names of `options` (JWS-flavoured defaults).
+    public static func jws(_ configure: (inout Options) -> Void = { _ in }) throws(CryptoError) -> TestPKI {
+        var options = Options()
+        options.keys = .appleJWS
+        options.digest = .sha384
+        options.rootSubject = [
+            ("C", "US"), ("O", "RMStore Test"), ("OU", "Test Certification Authority"), ("CN", "RMStore Test Root CA - G3"),
+        ]
+        options.intermediateSubject = [("C", "US"), ("O", "RMStore Test"), ("OU", "G6"), ("CN", "RMStore Test WWDR CA G6")]
+        options.leafSubject = [
+            ("C", "US"), ("O", "RMStore Test"), ("OU", "RMStore Test Receipts"),
+            ("CN", "RMStore Test ECC Mac App Store and iTunes Store Receipt Signing"),
+        ]
+        configure(&options)
+        return try generate(options)
     }
 
     /// A signer that embeds leaf, intermediate and root in Apple's order.

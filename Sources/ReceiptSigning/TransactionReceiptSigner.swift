@@ -6,9 +6,9 @@ public import Receipts
 /// `version byte ‖ purchase-info bytes`, packed with the leaf certificate into the signature blob,
 /// inside the outer old-style property list.
 ///
-/// For tests, the simulated store and `serve` fixtures. Version 2 (128-byte signature, SHA-1, RSA
-/// 1024) is what every real receipt uses; version 3 (256-byte signature, RSA 2048) is a guess at
-/// Apple's 2016 layout with no real sample behind it.
+/// For tests, the simulated store and `serve` fixtures. Both layouts Apple used are confirmed on
+/// real receipts: version 2 (128-byte signature, RSA 1024) and version 3 (256-byte signature, RSA
+/// 2048, seen from 2016), both SHA-1 over `version ‖ purchase-info` (see Docs/Formats.md).
 public struct TransactionReceiptSigner: Sendable {
     /// The leaf's private key.
     public var key: PrivateKey
@@ -16,7 +16,7 @@ public struct TransactionReceiptSigner: Sendable {
     public var certificate: Certificate
     /// The blob version byte (2 or 3).
     public var version: UInt8
-    /// The signature digest (SHA-1 for version 2).
+    /// The signature digest (SHA-1 for both versions; others only to test that they are refused).
     public var digest: DigestAlgorithm
 
     /// Creates a signer.
@@ -58,9 +58,19 @@ extension TestPKI {
     /// Apple's marker on purchase-receipt (transaction receipt) signing leaves.
     public static let purchaseReceiptMarkerOID = "1.2.840.113635.100.6.5.1"
 
-    /// A test PKI shaped like Apple's for transaction receipts: a root, an "iTunes Store CA"-like
-    /// intermediate (no marker) and a leaf with the marker 1.2.840.113635.100.6.5.1, all RSA
-    /// `keyBits` (1024 for version 2 blobs, 2048 for version 3), certificates signed with SHA-256.
+    /// Apple's marker on receipt-signing leaves (app receipts, version-3 transaction receipts, JWS).
+    public static let receiptSigningMarkerOID = "1.2.840.113635.100.6.11.1"
+    /// Apple's marker on WWDR intermediates.
+    public static let wwdrIntermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+
+    /// A test PKI shaped like Apple's for transaction receipts, with a leaf key of `keyBits`:
+    ///
+    /// - 1024 (version-2 blobs): a root, an "iTunes Store CA"-like intermediate (no marker) and a
+    ///   leaf marked 1.2.840.113635.100.6.5.1, as Apple's 2009-2016 chain;
+    /// - 2048 (version-3 blobs): a root, a "WWDR"-like intermediate marked 1.2.840.113635.100.6.2.1
+    ///   and a leaf marked 1.2.840.113635.100.6.11.1, as Apple's 2015-2023 chain.
+    ///
+    /// Certificates are signed with SHA-256. `leafMarker: false` leaves the leaf unmarked.
     public static func transactionReceiptPKI(
         keyBits: Int = 1024, notBefore: Date = Date(timeIntervalSince1970: 1_230_768_000),  // 2009-01-01
         notAfter: Date = Date(timeIntervalSince1970: 2_524_608_000), leafMarker: Bool = true
@@ -75,10 +85,12 @@ extension TestPKI {
 
         let intermediateKey = try PrivateKey.generateRSA(bits: 2048)
         var intermediateBuilder = CertificateBuilder(
-            subject: [("C", "US"), ("O", "RMStore Test"), ("CN", "RMStore Test iTunes Store CA")], serialNumber: 2,
-            notBefore: notBefore, notAfter: notAfter, publicKey: try intermediateKey.publicKey)
+            subject: [
+                ("C", "US"), ("O", "RMStore Test"), ("CN", keyBits == 1024 ? "RMStore Test iTunes Store CA" : "RMStore Test WWDR CA"),
+            ], serialNumber: 2, notBefore: notBefore, notAfter: notAfter, publicKey: try intermediateKey.publicKey)
         intermediateBuilder.basicConstraints = .ca(pathLength: 0)
         intermediateBuilder.keyUsage = [.keyCertSign, .cRLSign]
+        if keyBits != 1024 { intermediateBuilder.customExtensions = [.marker(oid: wwdrIntermediateMarkerOID)] }
         let intermediate = try intermediateBuilder.issued(by: root, signingKey: rootKey)
 
         let leafKey = try PrivateKey.generateRSA(bits: keyBits)
@@ -87,18 +99,18 @@ extension TestPKI {
             notBefore: notBefore, notAfter: notAfter, publicKey: try leafKey.publicKey)
         leafBuilder.basicConstraints = .endEntity
         leafBuilder.keyUsage = [.digitalSignature]
-        if leafMarker { leafBuilder.customExtensions = [.marker(oid: purchaseReceiptMarkerOID)] }
+        if leafMarker {
+            leafBuilder.customExtensions = [.marker(oid: keyBits == 1024 ? purchaseReceiptMarkerOID : receiptSigningMarkerOID)]
+        }
         let leaf = try leafBuilder.issued(by: intermediate, signingKey: intermediateKey)
         return TestPKI(
             rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate, leafKey: leafKey, leaf: leaf)
     }
 
-    /// A transaction-receipt signer with this PKI's leaf (version 2 and SHA-1 for 1024-bit leaves,
-    /// version 3 and `digest` for larger ones).
-    public func transactionReceiptSigner(digest: DigestAlgorithm? = nil) throws(CryptoError) -> TransactionReceiptSigner {
+    /// A transaction-receipt signer with this PKI's leaf: version 2 for 1024-bit leaves, version 3
+    /// for larger ones, SHA-1 (what both versions use) unless `digest` says otherwise.
+    public func transactionReceiptSigner(digest: DigestAlgorithm = .sha1) throws(CryptoError) -> TransactionReceiptSigner {
         let bits = try leaf.publicKey.bits
-        let version: UInt8 = bits == 1024 ? 2 : 3
-        return TransactionReceiptSigner(
-            key: leafKey, certificate: leaf, version: version, digest: digest ?? (version == 2 ? .sha1 : .sha256))
+        return TransactionReceiptSigner(key: leafKey, certificate: leaf, version: bits == 1024 ? 2 : 3, digest: digest)
     }
 }

@@ -1,32 +1,36 @@
 import Foundation
 import Internals
 import ReceiptCrypto
-import Receipts
 
-/// A bounded, thread-safe cache of parsed signer certificates and validated chains.
+/// A bounded, thread-safe cache of parsed signer certificates and validated chains, shared by
+/// every signed format.
 ///
-/// App Store receipts repeat the same three certificates for months, so the expensive part of
-/// verification (parsing the certificates with OpenSSL and building and checking the path to an
+/// Apple signs receipts and JWS with the same few certificates for months, so the expensive part
+/// of verification (parsing the certificates with OpenSSL and building and checking the path to an
 /// anchor) can be done once. What is cached, and under which key:
 ///
 /// - **Key**: the exact DER bytes of the signer (leaf) certificate plus the identity of the
-///   verifier's anchor set (SHA-256 over the anchors' fingerprints).
+///   verifier's anchor set (SHA-256 over the anchors' fingerprints, computed once per verifier).
 /// - **Entry**: the parsed signer certificate and its public key, and every chain OpenSSL
 ///   validated for it, each with the exact DER bytes of its intermediates and its *validity
 ///   window*: the intersection of the validity periods of the certificates in that chain
-///   (`max(notBefore) ≤ t < min(notAfter)`, OpenSSL's bounds).
+///   (`max(notBefore) ≤ t < min(notAfter)`, OpenSSL's bounds). A cached chain serves any
+///   validation time inside that window, so bulk verification at each input's own signed date
+///   validates each chain once.
 /// - **Hit**: a cached chain is reused only when the validation time lies inside its window and
-///   every one of its intermediates is, byte for byte, among the certificates the receipt itself
-///   embeds; so the path is exactly one the receipt's own certificates build. Anything else
-///   validates again with OpenSSL. Extra certificates a receipt carries do not change the key, so
-///   appending junk certificates cannot flood the cache with variants of one chain.
+///   every one of its intermediates is, byte for byte, among the candidate certificates of the
+///   input (what it embeds, or what the format pins); so the path is exactly one the input's own
+///   certificates build. Anything else validates again with OpenSSL. Extra certificates an input
+///   carries do not change the key, so appending junk certificates cannot flood the cache with
+///   variants of one chain.
 /// - Only successful validations are stored; certificates that never chained to an anchor never
 ///   enter the cache.
 ///
 /// What is never cached: the signature over the payload (checked on every call with the cached
-/// key), the signed attributes, the policies and the receipt checks. A hit costs a SHA-256 of the
-/// signer certificate, a dictionary lookup under a lock and a few byte comparisons, and saves the
-/// OpenSSL parsing and path validation.
+/// key), the format's other checks, the policies and the expectations. A hit costs a 64-bit
+/// non-cryptographic mix of the signer certificate's bytes (it only picks the bucket: equality
+/// compares the bytes themselves), a dictionary lookup under a lock and a few byte comparisons,
+/// and saves the OpenSSL parsing and path validation.
 ///
 /// Size: at most ``capacity`` entries (default 256); inserting into a full cache evicts the least
 /// recently used entry. Each entry keeps at most 4 chains. All access goes through one lock (`Locked`),
@@ -130,15 +134,6 @@ public final class ChainCache: Sendable {
         }
     }
 
-    /// The parsed signer certificate.
-    struct Signer: Sendable {
-        let certificate: Certificate
-        /// The public key, nil when OpenSSL cannot decode it.
-        let publicKey: PublicKey?
-        /// Subject and serial number, rendered once for messages.
-        let label: String
-    }
-
     struct ValidatedChain: Sendable {
         /// The chain, leaf first and anchor last.
         let chain: [Certificate]
@@ -159,7 +154,7 @@ public final class ChainCache: Sendable {
     }
 
     private struct Entry: Sendable {
-        var signer: Signer
+        var signer: SignerCertificate
         var chains: [ValidatedChain]
         var lastUse: UInt64
     }
@@ -177,7 +172,7 @@ public final class ChainCache: Sendable {
     static let maximumChainsPerEntry = 4
 
     /// The parsed signer and the chains validated for it, if cached.
-    func lookup(_ key: Key) -> (signer: Signer, chains: [ValidatedChain])? {
+    func lookup(_ key: Key) -> (signer: SignerCertificate, chains: [ValidatedChain])? {
         state.withLock { state in
             guard let index = state.entries.index(forKey: key) else { return nil }
             state.clock &+= 1
@@ -199,7 +194,7 @@ public final class ChainCache: Sendable {
     }
 
     /// Stores a successfully validated chain for the signer under `key`.
-    func store(_ borrowedKey: Key, signer: Signer, chain: ValidatedChain) {
+    func store(_ borrowedKey: Key, signer: SignerCertificate, chain: ValidatedChain) {
         let key = borrowedKey.owned()
         state.withLock { state in
             state.clock &+= 1

@@ -1,5 +1,4 @@
 public import ReceiptCrypto
-public import Receipts
 
 /// The outcome of one ``ChainPolicy``.
 public enum PolicyResult: Sendable, Hashable {
@@ -12,18 +11,18 @@ public enum PolicyResult: Sendable, Hashable {
     public var isMet: Bool { self == .meets }
 }
 
-/// A rule about a validated chain (and, if it needs to, the receipt it signed).
+/// A rule about a validated chain, whatever format it signed.
 ///
 /// Policies run only after OpenSSL has validated the chain to a pinned anchor, on the chain it
 /// returned (leaf first, anchor last). They are small values, AND-composed in order: the verifier
-/// evaluates ``ReceiptPolicy/chainPolicies`` one after another, records each as a check named
-/// ``name``, and stops at the first failure. Implementations must be pure functions of their
-/// arguments: no clock, no I/O.
+/// evaluates ``VerificationPolicy/chainPolicies`` one after another, records each as a check named
+/// ``name``, and stops at the first failure. Implementations must be pure functions of the chain:
+/// no clock, no I/O.
 public protocol ChainPolicy: Sendable {
     /// The stable check name this policy reports under (for example `chainLength`).
-    var name: ReceiptCheck.Name { get }
+    var name: VerificationCheck.Name { get }
     /// Evaluates the policy.
-    func evaluate(chain: [Certificate], receipt: AppReceipt) -> PolicyResult
+    func evaluate(chain: [Certificate]) -> PolicyResult
 }
 
 /// The chain has exactly ``length`` certificates (leaf and anchor included).
@@ -34,11 +33,11 @@ public struct ChainLengthPolicy: ChainPolicy {
     /// Requires exactly `length` certificates.
     public init(exactly length: Int) { self.length = length }
 
-    /// ``ReceiptCheck/Name/chainLength``.
-    public var name: ReceiptCheck.Name { .chainLength }
+    /// ``VerificationCheck/Name/chainLength``.
+    public var name: VerificationCheck.Name { .chainLength }
 
     /// Compares the chain's length.
-    public func evaluate(chain: [Certificate], receipt: AppReceipt) -> PolicyResult {
+    public func evaluate(chain: [Certificate]) -> PolicyResult {
         chain.count == length
             ? .meets : .fails("the chain has \(chain.count) certificate\(chain.count == 1 ? "" : "s"), the policy requires \(length)")
     }
@@ -48,7 +47,7 @@ public struct ChainLengthPolicy: ChainPolicy {
 public enum ChainPosition: Sendable, Hashable, CustomStringConvertible {
     /// The signer certificate (index 0).
     case leaf
-    /// The certificate directly above the leaf (index 1), for Apple the WWDR intermediate.
+    /// The certificate directly above the leaf (index 1), for Apple a WWDR or iTunes Store CA.
     case intermediate
     /// The last certificate (the anchor).
     case anchor
@@ -78,31 +77,36 @@ public enum ChainPosition: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The certificate at ``position`` carries an extension with the OID ``oid`` (Apple marks its
-/// receipt-signing leaves and WWDR intermediates with such extensions).
+/// signing leaves and WWDR intermediates with such extensions).
 public struct CertificateExtensionPolicy: ChainPolicy {
     /// The check name.
-    public let name: ReceiptCheck.Name
+    public let name: VerificationCheck.Name
     /// Which certificate must carry the extension.
     public let position: ChainPosition
     /// The dotted OID of the extension.
     public let oid: String
 
     /// Requires the extension `oid` on the certificate at `position`, reported as `name`.
-    public init(name: ReceiptCheck.Name, position: ChainPosition, oid: String) {
+    public init(name: VerificationCheck.Name, position: ChainPosition, oid: String) {
         self.name = name
         self.position = position
         self.oid = oid
     }
 
-    /// Apple's receipt-signing leaf marker, 1.2.840.113635.100.6.11.1, on the leaf.
+    /// Apple's receipt-signing leaf marker, 1.2.840.113635.100.6.11.1, on the leaf: App Store
+    /// receipts, version-3 transaction receipts and every JWS.
     public static let appleReceiptSigningLeaf = CertificateExtensionPolicy(
         name: .leafMarker, position: .leaf, oid: "1.2.840.113635.100.6.11.1")
+    /// Apple's purchase-receipt leaf marker, 1.2.840.113635.100.6.5.1, on the leaf: version-2 iOS 6
+    /// transaction receipts.
+    public static let applePurchaseReceiptLeaf = CertificateExtensionPolicy(
+        name: .leafMarker, position: .leaf, oid: "1.2.840.113635.100.6.5.1")
     /// Apple's WWDR intermediate marker, 1.2.840.113635.100.6.2.1, on the intermediate.
     public static let appleWWDRIntermediate = CertificateExtensionPolicy(
         name: .intermediateMarker, position: .intermediate, oid: "1.2.840.113635.100.6.2.1")
 
     /// Looks the extension up.
-    public func evaluate(chain: [Certificate], receipt: AppReceipt) -> PolicyResult {
+    public func evaluate(chain: [Certificate]) -> PolicyResult {
         guard let index = position.index(in: chain) else {
             return .fails("the chain of \(chain.count) has no \(position)")
         }
@@ -112,23 +116,52 @@ public struct CertificateExtensionPolicy: ChainPolicy {
     }
 }
 
+/// The certificate at ``position`` is, byte for byte, ``certificate``: for formats whose
+/// intermediate is not in the input and is pinned instead (iOS 6 transaction receipts).
+public struct PinnedCertificatePolicy: ChainPolicy {
+    /// The check name.
+    public let name: VerificationCheck.Name
+    /// Which certificate must be the pinned one.
+    public let position: ChainPosition
+    /// The pinned certificate.
+    public let certificate: Certificate
+
+    /// Requires `certificate` at `position`, reported as `name`
+    /// (``VerificationCheck/Name/pinnedIntermediate`` by default).
+    public init(name: VerificationCheck.Name = .pinnedIntermediate, position: ChainPosition = .intermediate, certificate: Certificate) {
+        self.name = name
+        self.position = position
+        self.certificate = certificate
+    }
+
+    /// Compares the encodings.
+    public func evaluate(chain: [Certificate]) -> PolicyResult {
+        guard let index = position.index(in: chain) else {
+            return .fails("the chain of \(chain.count) has no \(position)")
+        }
+        return chain[index] == certificate
+            ? .meets
+            : .fails("the \(position) (\(chain[index].subject)) is not the pinned \(certificate.subject.commonName ?? "certificate")")
+    }
+}
+
 /// Several policies as one: AND in order, stopping at the first failure, reported under one name.
 public struct AllOfPolicies: ChainPolicy {
     /// The check name.
-    public let name: ReceiptCheck.Name
+    public let name: VerificationCheck.Name
     /// The policies, evaluated in order.
     public let policies: [any ChainPolicy]
 
     /// Combines `policies` under `name`.
-    public init(name: ReceiptCheck.Name, _ policies: [any ChainPolicy]) {
+    public init(name: VerificationCheck.Name, _ policies: [any ChainPolicy]) {
         self.name = name
         self.policies = policies
     }
 
     /// The first failure (prefixed with the failing policy's name), or ``PolicyResult/meets``.
-    public func evaluate(chain: [Certificate], receipt: AppReceipt) -> PolicyResult {
+    public func evaluate(chain: [Certificate]) -> PolicyResult {
         for policy in policies {
-            if case .fails(let reason) = policy.evaluate(chain: chain, receipt: receipt) {
+            if case .fails(let reason) = policy.evaluate(chain: chain) {
                 return .fails("\(policy.name): \(reason)")
             }
         }
@@ -136,57 +169,71 @@ public struct AllOfPolicies: ChainPolicy {
     }
 }
 
-/// Everything a verifier enforces besides its anchors: the chain policies and the minimum
-/// strength of the signature.
+/// What a validated chain must look like, as a named list of ``ChainPolicy`` values evaluated in
+/// order after OpenSSL has validated the chain to a pinned anchor. One type for every format: an
+/// App Store receipt and a JWS share ``appStore``; Xcode's test signatures ``xcode``; iOS 6
+/// transaction receipts one per signature layout (``transactionReceiptVersion2(intermediate:)``,
+/// ``transactionReceiptVersion3(intermediate:)``).
 ///
-/// Fixed rules every profile keeps: exactly one SignerInfo, content type id-data, the signer
-/// certificate found in the receipt by issuer and serial number (or key identifier), the chain's
-/// last certificate byte-identical to a configured anchor, and MD5 refused.
-public struct ReceiptPolicy: Sendable {
-    /// A name for messages (`appStore`, `xcode`, `custom`).
+/// Rules every format keeps whatever the policy: the chain's last certificate byte-identical to a
+/// configured anchor, validity of every certificate at the validation time, and the format's own
+/// signature rules.
+public struct VerificationPolicy: Sendable {
+    /// A name for messages (`appStore`, `xcode`, `custom`, …).
     public var name: String
     /// Chain policies, evaluated in order on the validated chain; the first failure stops them.
     public var chainPolicies: [any ChainPolicy]
-    /// The smallest RSA modulus accepted for the signer key. Values below 2048 are raised to 2048.
-    public var minimumRSAKeyBits: Int {
-        get { storedMinimumRSAKeyBits }
-        set { storedMinimumRSAKeyBits = max(ReceiptPolicy.rsaFloor, newValue) }
-    }
-    private var storedMinimumRSAKeyBits: Int
-
-    /// The digests accepted in the SignerInfo. MD5 is refused even when listed.
-    public var allowedDigests: Set<DigestAlgorithm>
-
-    static let rsaFloor = 2048
-    static let ecFloor = 256
+    /// Whether signatures under this policy are StoreKit testing signatures, which prove nothing
+    /// about a real purchase (``VerificationAssurance/storeKitTesting``).
+    public var isStoreKitTesting: Bool
 
     /// Creates a policy.
-    public init(
-        name: String, chainPolicies: [any ChainPolicy], minimumRSAKeyBits: Int = 2048,
-        allowedDigests: Set<DigestAlgorithm> = [.sha1, .sha256, .sha384, .sha512]
-    ) {
+    public init(name: String, chainPolicies: [any ChainPolicy], isStoreKitTesting: Bool = false) {
         self.name = name
         self.chainPolicies = chainPolicies
-        self.storedMinimumRSAKeyBits = max(ReceiptPolicy.rsaFloor, minimumRSAKeyBits)
-        self.allowedDigests = allowedDigests.subtracting([.md5])
+        self.isStoreKitTesting = isStoreKitTesting
     }
 
-    /// App Store receipts: a chain of exactly 3 (receipt-signing leaf, WWDR intermediate, Apple
-    /// root), the leaf marked 1.2.840.113635.100.6.11.1 and the intermediate 1.2.840.113635.100.6.2.1.
-    /// SHA-1 stays allowed because real receipts until 2023 use it.
-    public static let appStore = ReceiptPolicy(
+    /// Apple's App Store signatures (app receipts and JWS): a chain of exactly 3 (signing leaf,
+    /// WWDR intermediate, Apple root), the leaf marked 1.2.840.113635.100.6.11.1 and the
+    /// intermediate 1.2.840.113635.100.6.2.1.
+    public static let appStore = VerificationPolicy(
         name: "appStore",
         chainPolicies: [
             ChainLengthPolicy(exactly: 3), CertificateExtensionPolicy.appleReceiptSigningLeaf,
             CertificateExtensionPolicy.appleWWDRIntermediate,
         ])
 
-    /// Xcode StoreKit testing receipts: the signer certificate is itself the anchor (a chain of 1),
-    /// as with Xcode's StoreKit test certificate.
-    public static let xcode = ReceiptPolicy(name: "xcode", chainPolicies: [ChainLengthPolicy(exactly: 1)])
+    /// Xcode's StoreKit testing signatures: the signer certificate is itself the anchor (a chain
+    /// of 1), as with Xcode's StoreKit test certificate.
+    public static let xcode = VerificationPolicy(name: "xcode", chainPolicies: [ChainLengthPolicy(exactly: 1)], isStoreKitTesting: true)
+
+    /// iOS 6 transaction receipts with a version-2 signature blob: leaf → the pinned
+    /// `intermediate` (Apple iTunes Store Certification Authority) → anchor, the leaf marked
+    /// 1.2.840.113635.100.6.5.1.
+    public static func transactionReceiptVersion2(intermediate: Certificate) -> VerificationPolicy {
+        VerificationPolicy(
+            name: "transactionReceiptV2",
+            chainPolicies: [
+                ChainLengthPolicy(exactly: 3), PinnedCertificatePolicy(certificate: intermediate),
+                CertificateExtensionPolicy.applePurchaseReceiptLeaf,
+            ])
+    }
+
+    /// iOS 6 transaction receipts with a version-3 signature blob: leaf → the pinned
+    /// `intermediate` (Apple Worldwide Developer Relations CA, 2013) → anchor, the leaf marked
+    /// 1.2.840.113635.100.6.11.1.
+    public static func transactionReceiptVersion3(intermediate: Certificate) -> VerificationPolicy {
+        VerificationPolicy(
+            name: "transactionReceiptV3",
+            chainPolicies: [
+                ChainLengthPolicy(exactly: 3), PinnedCertificatePolicy(certificate: intermediate),
+                CertificateExtensionPolicy.appleReceiptSigningLeaf,
+            ])
+    }
 
     /// Your own chain policies, AND-composed in order.
-    public static func custom(_ chainPolicies: [any ChainPolicy]) -> ReceiptPolicy {
-        ReceiptPolicy(name: "custom", chainPolicies: chainPolicies)
+    public static func custom(_ chainPolicies: [any ChainPolicy]) -> VerificationPolicy {
+        VerificationPolicy(name: "custom", chainPolicies: chainPolicies)
     }
 }

@@ -1,8 +1,14 @@
-// ReceiptVerification: fail-closed verification of app receipts.
+// ReceiptVerification: one fail-closed verification machinery for every signed format.
 //
-// Entry point: `AppReceiptVerifier` (AppReceiptVerifier.swift). Trust comes only from
-// `TrustAnchors` built from bytes (TrustAnchors.swift, with Apple's public roots bundled under
-// Anchors/ and pinned by SHA-256); the validation time is an explicit `ValidationTime`; the
-// result is a `ReceiptVerdict` of named checks (Verdict.swift); chain rules are small
-// `ChainPolicy` values (Policy.swift); validated chains are cached in a bounded, thread-safe
-// `ChainCache` (ChainCache.swift). OpenSSL is reached only through `ReceiptCrypto`.
+// `SignedDataVerifier<Format>` (SignedDataVerifier.swift) runs a `SignedFormat` through the same
+// steps: parse, the format's own signature checks, the validation time (`ValidationTime`), the
+// chain to a pinned anchor (OpenSSL through `ReceiptCrypto`, cached in `ChainCache`), the chain
+// policy (`VerificationPolicy` of `ChainPolicy` values, Policy.swift) and the format's
+// expectations. The result is a `Verdict<Payload>` of named `VerificationCheck`s (Verdict.swift).
+// Formats: app receipts (`AppReceiptFormat`, `AppReceiptVerifier`) and iOS 6 transaction receipts
+// (`TransactionReceiptFormat`, `TransactionReceiptVerifier`). Trust comes only from `TrustAnchors`
+// built from bytes (TrustAnchors.swift, with Apple's public certificates bundled under Anchors/
+// and pinned by SHA-256).
+import ASN1
+import Internals
+import Receipts

@@ -8,7 +8,7 @@ import Receipts
 /// Loading an anchor never falls back to anything: a missing file, unreadable bytes, a file that
 /// holds no certificate, or a bundled file whose fingerprint differs from the one this module
 /// pins is an error, and a verifier built without anchors fails every receipt (check
-/// ``ReceiptCheck/Name/trustAnchors``).
+/// ``VerificationCheck/Name/trustAnchors``).
 public struct TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, as a stable value that can grow without breaking callers.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
@@ -166,6 +166,10 @@ public enum BundledAnchor: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// Apple iTunes Store Certification Authority (2009-2016), the pinned intermediate for legacy
     /// iOS 6 transaction receipts. Not an anchor for app receipts.
     case appleITunesStoreCA
+    /// Apple Worldwide Developer Relations Certification Authority (2013-2023, serial
+    /// 01DEBCC4396DA010), the pinned intermediate for iOS 6 transaction receipts with version-3
+    /// signature blobs. Not an anchor.
+    case appleWWDRCA2013
 
     /// The resource file name under `Anchors/`.
     public var fileName: String {
@@ -175,6 +179,7 @@ public enum BundledAnchor: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .appleRootCAG3: "AppleRootCA-G3.cer"
         case .storeKitTest: "StoreKitTestCertificate.cer"
         case .appleITunesStoreCA: "AppleiTunesStoreCertificationAuthority.der"
+        case .appleWWDRCA2013: "AppleWWDRCA-2013.der"
         }
     }
 
@@ -186,6 +191,7 @@ public enum BundledAnchor: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .appleRootCAG3: "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179"
         case .storeKitTest: "ff0ba36e721d2db741d2aa11e6112ef78bf7131b46c7f035b00891d045c864fe"
         case .appleITunesStoreCA: "447ad65484610f20fdc33804c8597a1e208fbe4ef9c5653485cc7d3df730c016"
+        case .appleWWDRCA2013: "ce057691d730f89ca25e916f7335f4c8a15713dcd273a658c024023f8eb809c2"
         }
     }
 
@@ -213,6 +219,10 @@ public enum BundledAnchors {
     /// Apple iTunes Store Certification Authority (legacy transaction receipts). - Throws: ``TrustAnchorError``.
     public static var appleITunesStoreCA: Certificate {
         get throws(TrustAnchorError) { try certificate(.appleITunesStoreCA) }
+    }
+    /// Apple WWDR CA 2013 (version-3 transaction receipts). - Throws: ``TrustAnchorError``.
+    public static var appleWWDRCA2013: Certificate {
+        get throws(TrustAnchorError) { try certificate(.appleWWDRCA2013) }
     }
 
     /// The bundled certificate `anchor`, loaded once and checked against its fingerprint.

@@ -1,67 +1,49 @@
 public import Foundation
 public import ReceiptCrypto
-public import Receipts
 
-/// The instant at which every certificate of a receipt's chain must be valid.
+/// The instant at which every certificate of a signed input's chain must be valid.
 ///
-/// Always an explicit input of ``AppReceiptVerifier/verify(_:expecting:at:)-([UInt8],_,_)``; the
-/// verifier never reads the clock unless asked to with ``now``.
-public enum ValidationTime: Sendable, Hashable {
-    /// The receipt's creation date (field 12). This is the documented default, as in Apple's own
-    /// receipt verifier: Apple's receipt-signing certificates expire long before the receipts they
-    /// signed stop mattering, so old receipts verify only at the date they were made.
+/// Always an explicit input of a verifier; no verifier reads the clock unless asked to with
+/// ``now`` or ``clock(_:)``.
+public enum ValidationTime: Sendable, CustomStringConvertible {
+    /// The date the input says it was signed, as Apple's own offline verifiers do:
     ///
-    /// The date is read from the payload before the signature is checked and is chosen by whoever
-    /// signed the receipt: verifying at it accepts certificates that have expired since. Use
-    /// ``now`` or ``fixed(_:)`` when that is not acceptable. A receipt without a creation date
-    /// fails the check ``ReceiptCheck/Name/validationTime``.
-    case creationDate
+    /// - an app receipt: its creation date (field 12);
+    /// - an iOS 6 transaction receipt: its purchase date (`purchase-date-ms`);
+    /// - a JWS: its `signedDate` (an app transaction: its `receiptCreationDate`).
+    ///
+    /// Apple's signing certificates expire long before what they signed stops mattering, so old
+    /// inputs verify only at the date they were made. The risk: the date is read from the payload
+    /// before the signature is checked, and whoever signed chooses it, so verifying at it accepts
+    /// certificates that have expired (or been retired) since. Use ``now``, ``fixed(_:)`` or
+    /// ``clock(_:)`` when that is not acceptable. An input without such a date fails the check
+    /// ``VerificationCheck/Name/validationTime``.
+    case signedDate
     /// The system clock, read when verification runs (not when the verifier was created).
     case now
     /// A fixed instant, for example a trusted server's clock or a test's date.
     case fixed(Date)
-}
+    /// The time `clock` returns when verification runs (for example a server-synchronised clock).
+    case clock(@Sendable () -> Date)
 
-/// What the receipt must say, beyond being validly signed. Every property left `nil` is not
-/// checked and is listed in ``ReceiptVerdict/unchecked``.
-public struct ReceiptExpectations: Sendable, Hashable {
-    /// The app's bundle identifier (field 2), compared exactly.
-    public var bundleIdentifier: String?
-    /// The app version (field 3), compared exactly.
-    public var appVersion: String?
-    /// The device the receipt must be bound to: SHA-1(identifier ‖ opaque value ‖ bundle id) must
-    /// equal field 5. A 16-byte vendor UUID (iOS) or a 6-byte MAC address (macOS).
-    public var deviceIdentifier: DeviceIdentifier?
-    /// The environments the receipt type (field 0) may name.
-    public var allowedEnvironments: Set<ReceiptEnvironment>?
-    /// The exact receipt type strings (field 0) allowed, for example `["Production", "ProductionVPP"]`.
-    public var allowedReceiptTypes: Set<String>?
-    /// When true (the default), a receipt with an expiration date (field 21) must not have expired
-    /// at the validation time: the same instant the certificate chain is checked at.
-    public var requireNotExpired: Bool
-
-    /// Creates expectations; every argument defaults to "not checked" except ``requireNotExpired``.
-    public init(
-        bundleIdentifier: String? = nil, appVersion: String? = nil, deviceIdentifier: DeviceIdentifier? = nil,
-        allowedEnvironments: Set<ReceiptEnvironment>? = nil, allowedReceiptTypes: Set<String>? = nil,
-        requireNotExpired: Bool = true
-    ) {
-        self.bundleIdentifier = bundleIdentifier
-        self.appVersion = appVersion
-        self.deviceIdentifier = deviceIdentifier
-        self.allowedEnvironments = allowedEnvironments
-        self.allowedReceiptTypes = allowedReceiptTypes
-        self.requireNotExpired = requireNotExpired
+    /// `signed date`, `now`, `fixed <date>` or `clock`.
+    public var description: String {
+        switch self {
+        case .signedDate: "signed date"
+        case .now: "now"
+        case .fixed(let date): "fixed \(date.timeIntervalSince1970)"
+        case .clock: "clock"
+        }
     }
-
-    /// Checks nothing about the receipt's content (only its expiration date, if it has one).
-    public static let none = ReceiptExpectations()
 }
 
-/// One check the verifier performed, and its outcome.
-public struct ReceiptCheck: Sendable, Hashable, CustomStringConvertible {
-    /// The stable name of a check. Built-in names are listed below; chain policies add their own
-    /// (``ChainPolicy/name``).
+/// One check a verifier performed, and its outcome.
+///
+/// Every signed format reports under the names of ``Name``: one namespace, so a check means the
+/// same thing whatever was verified. The reason is written only when it is read.
+public struct VerificationCheck: Sendable, CustomStringConvertible {
+    /// The stable name of a check. The built-in names are listed here; chain policies may add
+    /// their own (``ChainPolicy/name``).
     public struct Name: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         /// The name as text, for example `signature`.
         public let rawValue: String
@@ -72,10 +54,36 @@ public struct ReceiptCheck: Sendable, Hashable, CustomStringConvertible {
         /// The name as text.
         public var description: String { rawValue }
 
-        /// The input is a PKCS#7 app receipt whose envelope and payload parse.
+        // MARK: Every format
+
+        /// The input parses as the format the verifier reads.
         public static let parse = Name(rawValue: "parse")
         /// The verifier has at least one trust anchor.
         public static let trustAnchors = Name(rawValue: "trustAnchors")
+        /// The signature verifies with the signer's key over exactly the bytes that were parsed.
+        public static let signature = Name(rawValue: "signature")
+        /// The validation time could be determined (the input has the signed date asked for).
+        public static let validationTime = Name(rawValue: "validationTime")
+        /// The signer certificate chains to a trust anchor at the validation time (OpenSSL).
+        public static let chain = Name(rawValue: "chain")
+        /// The chain's last certificate is, byte for byte, one of the verifier's anchors.
+        public static let pinnedAnchor = Name(rawValue: "pinnedAnchor")
+
+        // MARK: Chain policies
+
+        /// The chain has the length the policy requires.
+        public static let chainLength = Name(rawValue: "chainLength")
+        /// The leaf carries the marker extension the policy requires (App Store receipts, version-3
+        /// transaction receipts and JWS: 1.2.840.113635.100.6.11.1; version-2 transaction
+        /// receipts: 1.2.840.113635.100.6.5.1).
+        public static let leafMarker = Name(rawValue: "leafMarker")
+        /// The intermediate carries Apple's WWDR marker 1.2.840.113635.100.6.2.1.
+        public static let intermediateMarker = Name(rawValue: "intermediateMarker")
+        /// The chain's intermediate is, byte for byte, the certificate the policy pins.
+        public static let pinnedIntermediate = Name(rawValue: "pinnedIntermediate")
+
+        // MARK: PKCS#7 app receipts
+
         /// The encapsulated content type is id-data (1.2.840.113549.1.7.1).
         public static let contentType = Name(rawValue: "contentType")
         /// The SignedData has exactly one SignerInfo.
@@ -90,29 +98,33 @@ public struct ReceiptCheck: Sendable, Hashable, CustomStringConvertible {
         public static let signerKey = Name(rawValue: "signerKey")
         /// Signed attributes, when present, carry content type id-data and messageDigest = H(payload).
         public static let signedAttributes = Name(rawValue: "signedAttributes")
-        /// The signature verifies with the signer's key over the payload (or the signed attributes).
-        public static let signature = Name(rawValue: "signature")
-        /// The validation time could be determined (a receipt creation date exists when asked for).
-        public static let validationTime = Name(rawValue: "validationTime")
-        /// The signer certificate chains to a trust anchor at the validation time (OpenSSL).
-        public static let chain = Name(rawValue: "chain")
-        /// The chain's last certificate is, byte for byte, one of the verifier's anchors.
-        public static let pinnedAnchor = Name(rawValue: "pinnedAnchor")
-        /// The chain has the length the policy requires.
-        public static let chainLength = Name(rawValue: "chainLength")
-        /// The leaf carries Apple's receipt-signing marker 1.2.840.113635.100.6.11.1.
-        public static let leafMarker = Name(rawValue: "leafMarker")
-        /// The intermediate carries Apple's WWDR marker 1.2.840.113635.100.6.2.1.
-        public static let intermediateMarker = Name(rawValue: "intermediateMarker")
-        /// Field 2 equals the expected bundle identifier.
+
+        // MARK: iOS 6 transaction receipts
+
+        /// The transaction receipt has a `signature` whose blob decodes (version byte, signature,
+        /// certificate length within bounds, certificate, nothing after it).
+        public static let signatureBlob = Name(rawValue: "signatureBlob")
+        /// The blob's version is one the verifier has a policy for (2 or 3).
+        public static let signatureVersion = Name(rawValue: "signatureVersion")
+        /// The blob's certificate is a DER X.509 certificate with an RSA key whose size matches the
+        /// signature length.
+        public static let leafCertificate = Name(rawValue: "leafCertificate")
+
+        // MARK: Expectations
+
+        /// The bundle identifier equals the expected one (app receipt field 2, `bid`).
         public static let bundleIdentifier = Name(rawValue: "bundleIdentifier")
-        /// Field 3 equals the expected app version.
+        /// The app version equals the expected one (app receipt field 3).
         public static let appVersion = Name(rawValue: "appVersion")
+        /// `bvrs` equals the expected bundle version (transaction receipts).
+        public static let bundleVersion = Name(rawValue: "bundleVersion")
+        /// `product-id` is one of the expected product identifiers (transaction receipts).
+        public static let productIdentifier = Name(rawValue: "productIdentifier")
         /// Field 5 equals SHA-1(device identifier ‖ opaque value ‖ bundle identifier data).
         public static let deviceHash = Name(rawValue: "deviceHash")
-        /// The receipt type's environment is allowed.
+        /// The environment is allowed.
         public static let environment = Name(rawValue: "environment")
-        /// The receipt type string is allowed.
+        /// The receipt type string is allowed (app receipts).
         public static let receiptType = Name(rawValue: "receiptType")
         /// The receipt has not expired (field 21) at the validation time.
         public static let expirationDate = Name(rawValue: "expirationDate")
@@ -122,64 +134,123 @@ public struct ReceiptCheck: Sendable, Hashable, CustomStringConvertible {
     public let name: Name
     /// Whether it passed.
     public let passed: Bool
-    /// Why it passed or failed, for people.
-    public let reason: String
+    private let explanation: @Sendable () -> String
 
-    /// Creates a check outcome.
-    public init(name: Name, passed: Bool, reason: String) {
+    /// Why it passed or failed, for people (written when read).
+    public var reason: String { explanation() }
+
+    /// Creates a check outcome whose reason is written only when read.
+    public init(name: Name, passed: Bool, reason: @escaping @Sendable () -> String) {
         self.name = name
         self.passed = passed
-        self.reason = reason
+        explanation = reason
+    }
+
+    /// Creates a check outcome with a reason already written.
+    public init(name: Name, passed: Bool, reason: String) {
+        self.init(name: name, passed: passed, reason: { reason })
     }
 
     /// `"✓ name: reason"` or `"✗ name: reason"`.
     public var description: String { "\(passed ? "✓" : "✗") \(name): \(reason)" }
 }
 
-/// The outcome of verifying one receipt: every check that ran, with its reason, the parsed receipt
-/// and the validated chain. Never a bare Bool, never a throw.
-public struct ReceiptVerdict: Sendable, CustomStringConvertible {
+/// How a verified signature was made: its algorithm and, for formats that version their signature
+/// layout (iOS 6 transaction receipts), the version.
+public struct SignatureSummary: Sendable, Hashable, CustomStringConvertible {
+    /// The algorithm the signature verified under.
+    public let algorithm: SignatureAlgorithm
+    /// The layout version of the signature blob, for formats that have one.
+    public let layoutVersion: Int?
+
+    /// Creates a summary.
+    public init(algorithm: SignatureAlgorithm, layoutVersion: Int? = nil) {
+        self.algorithm = algorithm
+        self.layoutVersion = layoutVersion
+    }
+
+    /// For example `sha256WithRSAEncryption` or `ecdsa-with-SHA256 (version 3)`.
+    public var description: String { "\(algorithm)" + (layoutVersion.map { " (version \($0))" } ?? "") }
+}
+
+/// What a valid verdict can be trusted to mean, from the anchor the chain ended at and the policy
+/// it met.
+public enum VerificationAssurance: String, Sendable, Hashable, CustomStringConvertible {
+    /// Signed by Apple: the chain ends at one of Apple's public roots (Apple Inc. Root, G2, G3,
+    /// recognised by their pinned SHA-256) under a policy that is not a testing one.
+    case apple
+    /// Signed for StoreKit testing (the ``VerificationPolicy/xcode`` policy): proves nothing about
+    /// a real purchase.
+    case storeKitTesting
+    /// Signed under an anchor the caller configured that is not one of Apple's roots (for example
+    /// a test PKI).
+    case configuredAnchor
+
+    /// `apple`, `storeKitTesting` or `configuredAnchor`.
+    public var description: String { rawValue }
+}
+
+/// The outcome of verifying one signed input of any format: every check that ran, with its
+/// reason, the parsed payload, the validated chain and the time it was validated at. Never a bare
+/// Bool, never a throw.
+///
+/// One shape for every format: app receipts give `Verdict<AppReceipt>`, iOS 6 transaction
+/// receipts `Verdict<TransactionReceipt>`.
+public struct Verdict<Payload: Sendable>: Sendable, CustomStringConvertible {
     /// True only when every check passed and every check the configuration requires ran.
     public let isValid: Bool
     /// The checks in the order they ran. A check that could not run because an earlier one failed
     /// (for example the signature when no signer certificate was found) is absent; the verdict is
     /// then invalid anyway.
-    public let checks: [ReceiptCheck]
-    /// Expectations that were not requested (for example ``ReceiptCheck/Name/bundleIdentifier``
+    public let checks: [VerificationCheck]
+    /// Expectations that were not requested (for example ``VerificationCheck/Name/bundleIdentifier``
     /// when no bundle identifier was given), so callers can see what a valid verdict did not cover.
-    public let unchecked: [ReceiptCheck.Name]
-    /// The receipt parsed from the signed payload, when parsing succeeded. Its fields are
+    public let unchecked: [VerificationCheck.Name]
+    /// The payload parsed from exactly the signed bytes, when parsing succeeded. Its fields are
     /// trustworthy only when ``isValid`` is true.
-    public let receipt: AppReceipt?
+    public let payload: Payload?
     /// The validated chain, leaf first and anchor last, when the chain check passed.
     public let chain: [Certificate]?
     /// The instant the chain was validated at, when it could be determined.
     public let validationTime: Date?
+    /// The validation time that was asked for (``ValidationTime/signedDate`` names the format's
+    /// own date, which ``validationTime`` then holds).
+    public let requestedTime: ValidationTime
+    /// The signature's algorithm, when the signature verified.
+    public let signature: SignatureSummary?
+    /// What the verdict means when it is valid; nil when it is not.
+    public let assurance: VerificationAssurance?
 
+    /// Assembles a verdict; `isValid` is derived here and nowhere else.
     init(
-        checks: [ReceiptCheck], required: [ReceiptCheck.Name], unchecked: [ReceiptCheck.Name], receipt: AppReceipt?,
-        chain: [Certificate]?, validationTime: Date?
+        checks: [VerificationCheck], required: [VerificationCheck.Name], unchecked: [VerificationCheck.Name], payload: Payload?,
+        chain: [Certificate]?, validationTime: Date?, requestedTime: ValidationTime, signature: SignatureSummary?,
+        assurance: VerificationAssurance?
     ) {
         self.checks = checks
         self.unchecked = unchecked
-        self.receipt = receipt
-        self.chain = chain
+        self.payload = payload
         self.validationTime = validationTime
+        self.requestedTime = requestedTime
         // Every check passed, and every required check is among them (a linear scan: both lists
-        // hold about twenty names, and this runs for every receipt).
-        isValid =
+        // hold about twenty names, and this runs for every input).
+        let valid =
             !checks.isEmpty && checks.allSatisfy(\.passed)
             && required.allSatisfy { name in checks.contains { $0.name == name } }
+        isValid = valid
+        self.chain = checks.contains { $0.name == .chain && $0.passed } ? chain : nil
+        self.signature = checks.contains { $0.name == .signature && $0.passed } ? signature : nil
+        self.assurance = valid ? assurance : nil
     }
 
     /// The checks that failed, in order.
-    public var failures: [ReceiptCheck] { checks.filter { !$0.passed } }
+    public var failures: [VerificationCheck] { checks.filter { !$0.passed } }
 
     /// The first check that failed, if any.
-    public var firstFailure: ReceiptCheck? { checks.first { !$0.passed } }
+    public var firstFailure: VerificationCheck? { checks.first { !$0.passed } }
 
     /// The outcome of the check named `name`, if it ran.
-    public func check(_ name: ReceiptCheck.Name) -> ReceiptCheck? { checks.first { $0.name == name } }
+    public func check(_ name: VerificationCheck.Name) -> VerificationCheck? { checks.first { $0.name == name } }
 
     /// `valid` or `invalid`, then one line per check.
     public var description: String {

@@ -135,6 +135,19 @@ func iTunesStoreCA(_ args: Arguments) throws(ToolFailure) -> Certificate {
     }
 }
 
+/// The verifier of iOS 6 transaction receipts: the version-2 intermediate from `--itunes-ca` (or
+/// the bundled Apple iTunes Store CA), the bundled Apple WWDR CA 2013 for version 3, and `anchors`.
+func transactionReceiptVerifier(_ args: Arguments, anchors: TrustAnchors) throws(ToolFailure) -> TransactionReceiptVerifier {
+    let intermediate = try iTunesStoreCA(args)
+    let version3: Certificate
+    do throws(TrustAnchorError) {
+        version3 = try BundledAnchors.appleWWDRCA2013
+    } catch {
+        throw ToolFailure("cannot load the bundled Apple WWDR CA (2013): \(error)")
+    }
+    return TransactionReceiptVerifier(intermediate: intermediate, version3Intermediate: version3, anchors: anchors)
+}
+
 /// Lowercase hex of bytes, shortened to `limit` bytes with an ellipsis.
 func hexPreview(_ bytes: some Collection<UInt8>, limit: Int = 24) -> String {
     let shown = bytes.prefix(limit).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()

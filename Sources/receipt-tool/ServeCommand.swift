@@ -83,7 +83,7 @@ enum ServeCommand {
         }
         let time: ValidationTime
         switch args.value("--at") {
-        case nil, "creation": time = .creationDate
+        case nil, "creation": time = .signedDate
         case "now": time = .now
         case let text?:
             guard let date = (try? ReceiptDate.parse(text)) ?? nil else {
@@ -96,13 +96,13 @@ enum ServeCommand {
 
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
         let anchors = try VerifyCommand.loadAnchors(anchorNames)
-        let policy: ReceiptPolicy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        let intermediate = try iTunesStoreCA(args)
+        let policy: VerificationPolicy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+        let transactionVerifier = try transactionReceiptVerifier(args, anchors: anchors)
         let endpoint = VerifyReceiptEndpoint(
             configuration: .init(
                 environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
             appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
-            transactionReceiptVerifier: LegacyReceiptVerifier(intermediate: intermediate, anchors: anchors))
+            transactionReceiptVerifier: transactionVerifier)
         let server = HTTPServer(configuration: configuration, handler: LoggingEndpoint(endpoint: endpoint, quiet: quiet))
         do {
             try server.start()

@@ -109,7 +109,7 @@ enum VerifyCommand {
         }
 
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
-        let policy: ReceiptPolicy
+        let policy: VerificationPolicy
         switch args.value("--policy")?.lowercased() {
         case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
         case "appstore": policy = .appStore
@@ -143,7 +143,7 @@ enum VerifyCommand {
 
     static func parseTime(_ text: String) throws(UsageError) -> ValidationTime {
         switch text.lowercased() {
-        case "creation": return .creationDate
+        case "creation": return .signedDate
         case "now": return .now
         default:
             let full = text.count == 10 ? text + "T00:00:00Z" : text
@@ -276,45 +276,59 @@ enum VerifyCommand {
         return Outcome(status: .unreadable, output: "\(label): UNREADABLE (\(reason))")
     }
 
-    static func text(_ label: String, _ status: Status, _ verdict: ReceiptVerdict) -> String {
-        var lines = [
-            "\(label): \(status.rawValue.uppercased())"
-                + (verdict.validationTime.map { " (validated at \(ReceiptDate.rfc3339($0)))" } ?? "")
-        ]
+    static func text(_ label: String, _ status: Status, _ verdict: Verdict<AppReceipt>) -> String {
+        VerdictReport.text(label, status, verdict)
+    }
+
+    static func jsonLine(_ label: String, _ status: Status, _ verdict: Verdict<AppReceipt>) -> String {
+        VerdictReport.json(label, status, verdict, kind: "app_receipt") { writer in
+            if let receipt = verdict.receipt {
+                if let bundle = receipt.bundleIdentifier { writer.string("bundle_id", bundle) }
+                if let version = receipt.appVersion { writer.string("application_version", version) }
+                if let type = receipt.receiptType { writer.string("receipt_type", type) }
+                if let created = receipt.creationDate { writer.string("receipt_creation_date", ReceiptDate.rfc3339(created)) }
+            }
+        }
+    }
+}
+
+/// How `verify` prints a verdict of any format: one text layout and one JSON object shape.
+enum VerdictReport {
+    /// `label: STATUS (detail) (validated at …)`, one line per check, then what was not checked.
+    static func text<Payload>(_ label: String, _ status: VerifyCommand.Status, _ verdict: Verdict<Payload>, detail: String? = nil)
+        -> String
+    {
+        var heading = "\(label): \(status.rawValue.uppercased())"
+        if let detail { heading += " (\(detail))" }
+        if let time = verdict.validationTime { heading += " (validated at \(ReceiptDate.rfc3339(time)))" }
+        var lines = [heading]
         for check in verdict.checks {
             lines.append(
                 "  \(check.passed ? "✓" : "✗") \(check.name.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(check.reason)")
         }
-        if !verdict.unchecked.isEmpty, verdict.receipt != nil {
+        if !verdict.unchecked.isEmpty, verdict.payload != nil {
             lines.append("  · not checked: " + verdict.unchecked.map(\.rawValue).joined(separator: ", "))
         }
         return lines.joined(separator: "\n")
     }
 
-    static func jsonLine(_ label: String, _ status: Status, _ verdict: ReceiptVerdict) -> String {
+    /// One JSON object: `input`, `kind`, `status`, `valid`, `assurance` (when valid),
+    /// `validation_time`, the payload's identifying fields (written by `fields`), then `checks`
+    /// (`name`, `passed`, `reason`), `unchecked` and `chain`.
+    static func json<Payload>(
+        _ label: String, _ status: VerifyCommand.Status, _ verdict: Verdict<Payload>, kind: String, fields: (inout JSONWriter) -> Void
+    ) -> String {
         var writer = JSONWriter(indent: 0)
         writer.beginObject()
         writer.string("input", label)
+        writer.string("kind", kind)
         writer.string("status", status.rawValue)
         writer.bool("valid", verdict.isValid)
+        if let assurance = verdict.assurance { writer.string("assurance", assurance.rawValue) }
         if let time = verdict.validationTime { writer.string("validation_time", ReceiptDate.rfc3339(time)) }
-        if let receipt = verdict.receipt {
-            if let bundle = receipt.bundleIdentifier { writer.string("bundle_id", bundle) }
-            if let version = receipt.appVersion { writer.string("application_version", version) }
-            if let type = receipt.receiptType { writer.string("receipt_type", type) }
-            if let created = receipt.creationDate { writer.string("receipt_creation_date", ReceiptDate.rfc3339(created)) }
-        }
-        writeChecks(verdict.checks, unchecked: verdict.unchecked, chain: verdict.chain, to: &writer)
-        writer.endObject()
-        return writer.text
-    }
-
-    /// The `checks`, `unchecked` and `chain` members shared by both kinds of receipt.
-    static func writeChecks(
-        _ checks: [ReceiptCheck], unchecked: [ReceiptCheck.Name], chain: [Certificate]?, to writer: inout JSONWriter
-    ) {
+        fields(&writer)
         writer.beginArray("checks")
-        for check in checks {
+        for check in verdict.checks {
             writer.beginObject()
             writer.string("name", check.name.rawValue)
             writer.bool("passed", check.passed)
@@ -323,13 +337,15 @@ enum VerifyCommand {
         }
         writer.endArray()
         writer.beginArray("unchecked")
-        for name in unchecked { writer.string(name.rawValue) }
+        for name in verdict.unchecked { writer.string(name.rawValue) }
         writer.endArray()
-        if let chain {
+        if let chain = verdict.chain {
             writer.beginArray("chain")
             for certificate in chain { writer.string("\(certificate.subject)") }
             writer.endArray()
         }
+        writer.endObject()
+        return writer.text
     }
 }
 

@@ -59,7 +59,7 @@ func endpoint(_ environment: VerifyReceiptEnvironment) throws -> VerifyReceiptEn
     return VerifyReceiptEndpoint(
         configuration: VerifyReceiptEndpoint.Configuration(environment: environment, clock: { LegacyPurchase.purchaseDate }),
         appReceiptVerifier: AppReceiptVerifier(anchors: TrustAnchors([legacy.root])),
-        transactionReceiptVerifier: LegacyReceiptVerifier(intermediate: legacy.intermediate, anchors: [legacy.root]))
+        transactionReceiptVerifier: TransactionReceiptVerifier(intermediate: legacy.intermediate, anchors: [legacy.root]))
 }
 
 /// Production and sandbox endpoints on 127.0.0.1 and an online verifier pointing at them.
@@ -93,11 +93,11 @@ struct OnlineFixture {
 }
 
 @MainActor
-func offlineVerifier(time: ValidationTimeSource = .receiptDate) throws -> TransactionReceiptStoreVerifier {
+func offlineVerifier(time: ValidationTime = .signedDate) throws -> TransactionReceiptStoreVerifier {
     let pki = try PKIs.transactionReceipts.get()
     return TransactionReceiptStoreVerifier(
         configuration: TransactionReceiptStoreVerifier.Configuration(
-            method: .offline(LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root]), validationTime: time),
+            method: .offline(TransactionReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root]), validationTime: time),
             bundleIdentifier: IDs.bundle, bundleVersion: "1.0", allowedEnvironments: [.production, .sandbox]))
 }
 

@@ -15,7 +15,7 @@ import Testing
 /// A configuration the receipt does not meet, and the check that must name it.
 struct Mismatch: Sendable, CustomTestStringConvertible {
     let label: String
-    let check: ReceiptCheck.Name
+    let check: VerificationCheck.Name
     let apply: @Sendable (inout AppReceiptStoreVerifier.Configuration) throws -> Void
 
     var testDescription: String { label }

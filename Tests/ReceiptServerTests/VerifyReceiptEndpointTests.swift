@@ -169,13 +169,13 @@ import VerifyReceipt
     /// has no WWDR marker): production types are 0 on production and 21008 on sandbox; sandbox
     /// and untyped receipts are 21007 on production and 0 on sandbox; a foreign receipt is 21003.
     @Test func syntheticReceiptsRouteAsTheirProvenanceStates() throws {
-        let policy = ReceiptPolicy.custom([ChainLengthPolicy(exactly: 3), CertificateExtensionPolicy.appleReceiptSigningLeaf])
+        let policy = VerificationPolicy.custom([ChainLengthPolicy(exactly: 3), CertificateExtensionPolicy.appleReceiptSigningLeaf])
         let anchors = try TrustAnchors(derOrPEM: Fixtures.bytes("synthetic/receipt-root.der"))
         func endpoint(_ environment: VerifyReceiptEnvironment) throws -> VerifyReceiptEndpoint {
             VerifyReceiptEndpoint(
                 configuration: .init(environment: environment),
                 appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
-                transactionReceiptVerifier: try LegacyReceiptVerifier.apple())
+                transactionReceiptVerifier: try TransactionReceiptVerifier.apple())
         }
         let production = try endpoint(.production)
         let sandbox = try endpoint(.sandbox)

@@ -15,7 +15,8 @@ import Testing
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("4 receipts: 4 valid, 0 invalid, 0 unreadable"))
         #expect(result.stdout.components(separatedBy: "VALID (transaction receipt, signature version 2)").count == 5)
-        #expect(result.stdout.contains("✓ pinnedIntermediate     the pinned Apple iTunes Store Certification Authority"))
+        #expect(result.stdout.contains("✓ pinnedIntermediate   met (transactionReceiptV2 policy)"))
+        #expect(result.stdout.contains("✓ leafMarker           met (transactionReceiptV2 policy)"))
         #expect(result.stdout.contains("validated at 2012-04-30T15:05:55.868Z"))
     }
 
@@ -50,8 +51,10 @@ import Testing
         #expect(lines.count == 2)
         #expect(lines.first??["kind"] as? String == "transaction_receipt")
         #expect(lines.first??["transaction_id"] as? String == "1000000181298734")
-        #expect(lines.first??["assurance"] as? String == "confirmed")
+        #expect(lines.first??["assurance"] as? String == "apple")
         #expect((lines.first??["chain"] as? [String])?.count == 3)
         #expect(lines.last??["bundle_id"] as? String == "com.revenuecat.sampleapp")
+        #expect(lines.last??["kind"] as? String == "app_receipt")
+        #expect(lines.last??["assurance"] as? String == "apple")
     }
 }

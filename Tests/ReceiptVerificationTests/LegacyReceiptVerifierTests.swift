@@ -7,8 +7,8 @@ import TestSupport
 import Testing
 
 @Suite struct LegacyReceiptVerifierTests {
-    func appleVerifier() throws -> LegacyReceiptVerifier {
-        LegacyReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [try Fixtures.appleRoot()])
+    func appleVerifier() throws -> TransactionReceiptVerifier {
+        TransactionReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [try Fixtures.appleRoot()])
     }
 
     /// A receipt with the same signature blob but different purchase-info bytes.
@@ -27,9 +27,8 @@ import Testing
         #expect(verdict.isValid, "\(verdict.failures)")
         #expect(verdict.failures.isEmpty)
         #expect(verdict.unchecked.isEmpty)
-        #expect(verdict.assurance == .confirmed)
-        #expect(verdict.signatureVersion == 2)
-        #expect(verdict.digest == .sha1)
+        #expect(verdict.assurance == .apple)
+        #expect(verdict.signature == SignatureSummary(algorithm: .rsaPKCS1v15(.sha1), layoutVersion: 2))
         let receipt = try #require(verdict.receipt)
         #expect(verdict.validationTime == receipt.purchaseInfo.purchaseDate)
         let chain = try #require(verdict.chain)
@@ -40,7 +39,7 @@ import Testing
         #expect(
             verdict.checks.map(\.name) == [
                 .parse, .trustAnchors, .signatureBlob, .signatureVersion, .leafCertificate, .signature, .validationTime, .chain,
-                .chainLength, .pinnedIntermediate, .pinnedAnchor, .purchaseReceiptMarker, .bundleIdentifier, .bundleVersion,
+                .pinnedAnchor, .chainLength, .pinnedIntermediate, .leafMarker, .bundleIdentifier, .bundleVersion,
                 .productIdentifier, .environment,
             ])
         // Without expectations it is still valid; the expectations are listed as unchecked.
@@ -102,20 +101,20 @@ import Testing
     @Test(arguments: Fixtures.legacyFiles)
     func wrongAnchorsFail(_ file: String) throws {
         let bytes = try Fixtures.bytes(file)
-        let wrongRoot = LegacyReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [try Fixtures.wrongAnchor()])
+        let wrongRoot = TransactionReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [try Fixtures.wrongAnchor()])
         let verdict = wrongRoot.verify(bytes)
         #expect(!verdict.isValid)
         #expect(verdict.firstFailure?.name == .chain)
         #expect(verdict.check(.signature)?.passed == true)
         // The wrong certificate pinned as the intermediate (an Apple WWDR CA).
-        let wrongIntermediate = LegacyReceiptVerifier(
+        let wrongIntermediate = TransactionReceiptVerifier(
             intermediate: try Fixtures.certificate("AppleWWDRCA-2008-serial19.der"), anchors: [try Fixtures.appleRoot()])
         #expect(wrongIntermediate.verify(bytes).firstFailure?.name == .chain)
         // The root pinned as the intermediate and the intermediate as the only anchor.
-        let swapped = LegacyReceiptVerifier(intermediate: try Fixtures.appleRoot(), anchors: [try Fixtures.iTunesStoreCA()])
+        let swapped = TransactionReceiptVerifier(intermediate: try Fixtures.appleRoot(), anchors: [try Fixtures.iTunesStoreCA()])
         #expect(!swapped.verify(bytes).isValid)
         // No anchors at all.
-        let empty = LegacyReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [])
+        let empty = TransactionReceiptVerifier(intermediate: try Fixtures.iTunesStoreCA(), anchors: [])
         #expect(empty.verify(bytes).firstFailure?.name == .trustAnchors)
     }
 
@@ -135,7 +134,7 @@ import Testing
         // A receipt without a purchase date cannot be validated "at its creation date".
         let pki = try TestPKI.transactionReceiptPKI()
         let undated = try pki.transactionReceiptSigner().sign(PurchaseInfo(entries: [.init(key: "transaction-id", value: .string("1"))]))
-        let test = LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
+        let test = TransactionReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
         #expect(test.verify(undated).firstFailure?.name == .validationTime)
         #expect(test.verify(undated, at: .fixed(Date(timeIntervalSince1970: 1_700_000_000))).isValid)
     }
@@ -143,7 +142,7 @@ import Testing
     @Test func expectationsAreChecked() throws {
         let verifier = try appleVerifier()
         let bytes = try Fixtures.bytes("legacy/itunes-iap-legacy-transaction-receipt.b64")
-        func failed(_ expectations: TransactionReceiptExpectations) -> [ReceiptCheck.Name] {
+        func failed(_ expectations: TransactionReceiptExpectations) -> [VerificationCheck.Name] {
             verifier.verify(bytes, expecting: expectations).failures.map(\.name)
         }
         #expect(failed(TransactionReceiptExpectations(bundleIdentifier: "com.vanillabreeze.other")) == [.bundleIdentifier])
@@ -192,7 +191,7 @@ import Testing
     /// marker, a certificate that does not match the signature, and a wrong-size key fail.
     @Test func testPKIVersion2() throws {
         let pki = try TestPKI.transactionReceiptPKI()
-        let verifier = LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
+        let verifier = TransactionReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
         let info = try PurchaseInfo(entries: [
             .init(key: "transaction-id", value: .string("42")), .init(key: "purchase-date-ms", value: .string("1700000000000")),
             .init(key: "bid", value: .string("com.example.app")),
@@ -200,13 +199,13 @@ import Testing
         let signed = try pki.transactionReceiptSigner().sign(info, environment: nil)
         let verdict = verifier.verify(signed)
         #expect(verdict.isValid, "\(verdict.failures)")
-        #expect(verdict.assurance == .confirmed)
+        #expect(verdict.assurance == .configuredAnchor)
         #expect(signed.environmentKind == .production)
 
         let unmarked = try TestPKI.transactionReceiptPKI(leafMarker: false)
-        let unmarkedVerdict = LegacyReceiptVerifier(intermediate: unmarked.intermediate, anchors: [unmarked.root])
+        let unmarkedVerdict = TransactionReceiptVerifier(intermediate: unmarked.intermediate, anchors: [unmarked.root])
             .verify(try unmarked.transactionReceiptSigner().sign(info))
-        #expect(unmarkedVerdict.firstFailure?.name == .purchaseReceiptMarker)
+        #expect(unmarkedVerdict.firstFailure?.name == .leafMarker)
 
         // The blob's certificate belongs to another key: the signature fails.
         let other = try TestPKI.transactionReceiptPKI()
@@ -223,7 +222,7 @@ import Testing
             version: 2, signature: [UInt8](repeating: 1, count: 128), certificate: big.leaf.derEncoded)
         let forgedReceipt = try TransactionReceipt(signatureBlob: forged, purchaseInfoData: info.data)
         #expect(
-            LegacyReceiptVerifier(intermediate: big.intermediate, anchors: [big.root]).verify(forgedReceipt).firstFailure?.name
+            TransactionReceiptVerifier(intermediate: big.intermediate, anchors: [big.root]).verify(forgedReceipt).firstFailure?.name
                 == .leafCertificate)
         // A blob whose certificate bytes are garbage.
         let garbage = TransactionReceiptSignature.encode(
@@ -233,34 +232,56 @@ import Testing
                 == .leafCertificate)
     }
 
-    /// Version 3 (256-byte signature): no real sample exists. The layout is accepted only on request
-    /// and the verdict says `unconfirmed`; the digest is found by trial (SHA-256, then SHA-1).
-    @Test func version3IsUnconfirmed() throws {
+    /// Version 3 (256-byte signature, RSA 2048): SHA-1 over version ‖ purchase-info, leaf marked
+    /// 1.2.840.113635.100.6.11.1, chained through its own pinned intermediate (Apple's WWDR CA 2013
+    /// for real receipts). It verifies under the version-3 policy and nowhere else.
+    @Test func version3VerifiesUnderItsOwnPolicy() throws {
         let pki = try TestPKI.transactionReceiptPKI(keyBits: 2048)
         let info = try PurchaseInfo(entries: [
-            .init(key: "transaction-id", value: .string("43")), .init(key: "purchase-date-ms", value: .string("1463500000000")),
+            .init(key: "transaction-id", value: .string("43")), .init(key: "purchase-date-ms", value: .string("1513000000000")),
         ])
-        let sha256 = try pki.transactionReceiptSigner().sign(info)
-        let sha1 = try pki.transactionReceiptSigner(digest: .sha1).sign(info)
-        #expect(try sha256.signature().version == 3)
-        #expect(try sha256.signature().signature.count == 256)
+        let receipt = try pki.transactionReceiptSigner().sign(info)
+        #expect(try receipt.signature().version == 3)
+        #expect(try receipt.signature().signature.count == 256)
 
-        let strict = LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
-        let refused = strict.verify(sha256)
-        #expect(!refused.isValid)
-        #expect(refused.firstFailure?.name == .signatureVersion)
-        #expect(refused.assurance == .unconfirmed)
+        let verifier = TransactionReceiptVerifier(
+            intermediate: pki.intermediate, version3Intermediate: pki.intermediate, anchors: [pki.root])
+        let verdict = verifier.verify(receipt)
+        #expect(verdict.isValid, "\(verdict.failures)")
+        #expect(verdict.signature == SignatureSummary(algorithm: .rsaPKCS1v15(.sha1), layoutVersion: 3))
+        #expect(verdict.check(.leafMarker)?.passed == true)
+        #expect(verdict.chain?.count == 3)
 
-        let lenient = LegacyReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root], acceptsUnconfirmedVersion3: true)
-        for (receipt, digest) in [(sha256, DigestAlgorithm.sha256), (sha1, .sha1)] {
-            let verdict = lenient.verify(receipt)
-            #expect(verdict.isValid, "\(verdict.failures)")
-            #expect(verdict.assurance == .unconfirmed)
-            #expect(verdict.digest == digest)
-            #expect(verdict.check(.signature)?.reason.contains("unconfirmed") == true)
-        }
-        // SHA-384 is not among the digests tried.
-        let sha384 = try pki.transactionReceiptSigner(digest: .sha384).sign(info)
-        #expect(lenient.verify(sha384).firstFailure?.name == .signature)
+        // A flipped byte of purchase-info.
+        var changed = receipt.purchaseInfoData
+        changed[changed.count / 2] ^= 0x01
+        let flipped = try TransactionReceipt(signatureBlob: receipt.signatureBlob, purchaseInfoData: changed)
+        #expect(verifier.verify(flipped).firstFailure?.name == .signature)
+        // SHA-256 is not what Apple used.
+        let sha256 = try pki.transactionReceiptSigner(digest: .sha256).sign(info)
+        #expect(verifier.verify(sha256).firstFailure?.name == .signature)
+        // No version-3 policy: refused at the version.
+        let version2Only = TransactionReceiptVerifier(intermediate: pki.intermediate, anchors: [pki.root])
+        #expect(version2Only.verify(receipt).firstFailure?.name == .signatureVersion)
+        // The version-2 chain (an iTunes-Store-CA-shaped PKI) pinned for version 3: the chain does not build.
+        let version2PKI = try TestPKI.transactionReceiptPKI()
+        let wrongChain = TransactionReceiptVerifier(
+            intermediate: version2PKI.intermediate, version3Intermediate: version2PKI.intermediate, anchors: [pki.root])
+        #expect(wrongChain.verify(receipt).firstFailure?.name == .chain)
+        // Another anchor.
+        let other = try TestPKI.transactionReceiptPKI(keyBits: 2048)
+        let wrongAnchor = TransactionReceiptVerifier(
+            intermediate: pki.intermediate, version3Intermediate: pki.intermediate, anchors: [other.root])
+        #expect(wrongAnchor.verify(receipt).firstFailure?.name == .chain)
+        // A date outside the leaf's validity.
+        let late = verifier.verify(receipt, at: .fixed(pki.leaf.notAfter.addingTimeInterval(1)))
+        #expect(late.firstFailure?.name == .chain)
+        #expect(late.check(.chain)?.reason.contains("expired") == true)
+        // A version-3 leaf marked like a version-2 one fails the version-3 marker policy.
+        let unmarked = try TestPKI.transactionReceiptPKI(keyBits: 2048, leafMarker: false)
+        let unmarkedVerdict = TransactionReceiptVerifier(
+            intermediate: unmarked.intermediate, version3Intermediate: unmarked.intermediate, anchors: [unmarked.root]
+        ).verify(try unmarked.transactionReceiptSigner().sign(info))
+        #expect(unmarkedVerdict.firstFailure?.name == .leafMarker)
     }
 }

@@ -32,8 +32,8 @@ import Testing
         #expect(verdict.unchecked == [.environment, .receiptType])
         #expect(
             verdict.checks.map(\.name) == [
-                .parse, .trustAnchors, .contentType, .signerCount, .digestAlgorithm, .validationTime, .signerCertificate,
-                .signatureAlgorithm, .signerKey, .signedAttributes, .signature, .chain, .pinnedAnchor, .chainLength,
+                .parse, .trustAnchors, .contentType, .signerCount, .digestAlgorithm, .signerCertificate,
+                .signatureAlgorithm, .signerKey, .signedAttributes, .signature, .validationTime, .chain, .pinnedAnchor, .chainLength,
                 .leafMarker, .intermediateMarker, .bundleIdentifier, .appVersion, .deviceHash, .expirationDate,
             ])
     }
@@ -448,17 +448,17 @@ import Testing
 @Suite struct PolicyTests {
     struct SubjectContains: ChainPolicy {
         let text: String
-        var name: ReceiptCheck.Name { ReceiptCheck.Name(rawValue: "subjectContains") }
-        func evaluate(chain: [Certificate], receipt: AppReceipt) -> PolicyResult {
+        var name: VerificationCheck.Name { VerificationCheck.Name(rawValue: "subjectContains") }
+        func evaluate(chain: [Certificate]) -> PolicyResult {
             chain.first?.subject.description.contains(text) == true ? .meets : .fails("leaf subject lacks \(text)")
         }
     }
 
-    struct BundlePrefix: ChainPolicy {
-        let prefix: String
-        var name: ReceiptCheck.Name { ReceiptCheck.Name(rawValue: "bundlePrefix") }
-        func evaluate(chain: [Certificate], receipt: AppReceipt) -> PolicyResult {
-            receipt.bundleIdentifier?.hasPrefix(prefix) == true ? .meets : .fails("bundle id does not start with \(prefix)")
+    struct AnchorNamed: ChainPolicy {
+        let commonName: String
+        var name: VerificationCheck.Name { VerificationCheck.Name(rawValue: "anchorNamed") }
+        func evaluate(chain: [Certificate]) -> PolicyResult {
+            chain.last?.subject.commonName == commonName ? .meets : .fails("the anchor is not \(commonName)")
         }
     }
 
@@ -469,19 +469,21 @@ import Testing
             anchors: [pki.root], policy: .custom([ChainLengthPolicy(exactly: 3), SubjectContains(text: "Receipt Signing")]))
         let verdict = passing.verify(bytes)
         #expect(verdict.isValid, "\(verdict.summary)")
-        #expect(verdict.passed(ReceiptCheck.Name(rawValue: "subjectContains")))
+        #expect(verdict.passed(VerificationCheck.Name(rawValue: "subjectContains")))
 
         let failing = AppReceiptVerifier(
             anchors: [pki.root],
-            policy: .custom([SubjectContains(text: "Receipt Signing"), BundlePrefix(prefix: "org."), ChainLengthPolicy(exactly: 3)]))
+            policy: .custom([
+                SubjectContains(text: "Receipt Signing"), AnchorNamed(commonName: "Another Root"), ChainLengthPolicy(exactly: 3),
+            ]))
         let failed = failing.verify(bytes)
-        #expect(failed.failures.map(\.name) == [ReceiptCheck.Name(rawValue: "bundlePrefix")], "\(failed.summary)")
+        #expect(failed.failures.map(\.name) == [VerificationCheck.Name(rawValue: "anchorNamed")], "\(failed.summary)")
         #expect(failed.check(.chainLength) == nil)
 
         let combined = AllOfPolicies(
-            name: ReceiptCheck.Name(rawValue: "combined"), [ChainLengthPolicy(exactly: 3), BundlePrefix(prefix: "org.")])
-        let result = combined.evaluate(chain: try #require(verdict.chain), receipt: try #require(verdict.receipt))
-        #expect(result == .fails("bundlePrefix: bundle id does not start with org."))
+            name: VerificationCheck.Name(rawValue: "combined"), [ChainLengthPolicy(exactly: 3), AnchorNamed(commonName: "Another Root")])
+        let result = combined.evaluate(chain: try #require(verdict.chain))
+        #expect(result == .fails("anchorNamed: the anchor is not Another Root"))
     }
 
     @Test func xcodePolicyRejectsAnAppStoreShapedChain() throws {
@@ -496,13 +498,15 @@ import Testing
         #expect(AppReceiptVerifier(anchors: [storeKit.certificate], policy: .appStore).verify(xcode).failed(.chainLength))
     }
 
-    @Test func policyMinimumsCannotBeLowered() {
-        var policy = ReceiptPolicy.appStore
-        policy.minimumRSAKeyBits = 1024
-        #expect(policy.minimumRSAKeyBits == 2048)
-        policy.minimumRSAKeyBits = 3072
-        #expect(policy.minimumRSAKeyBits == 3072)
-        let md5 = ReceiptPolicy(name: "x", chainPolicies: [], allowedDigests: [.md5, .sha256])
+    @Test func signatureMinimumsCannotBeLowered() {
+        var format = AppReceiptFormat()
+        format.minimumRSAKeyBits = 1024
+        #expect(format.minimumRSAKeyBits == 2048)
+        format.minimumRSAKeyBits = 3072
+        #expect(format.minimumRSAKeyBits == 3072)
+        let md5 = AppReceiptFormat(allowedDigests: [.md5, .sha256])
         #expect(md5.allowedDigests == [.sha256])
+        format.allowedDigests = [.md5]
+        #expect(format.allowedDigests.isEmpty)
     }
 }

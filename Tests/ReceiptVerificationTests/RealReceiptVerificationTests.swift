@@ -27,7 +27,7 @@ import Testing
         #expect(chain.last == (try BundledAnchors.appleIncRoot))
         #expect(chain.first?.hasExtension(oid: "1.2.840.113635.100.6.11.1") == true)
         #expect(verdict.validationTime == verdict.receipt?.creationDate)
-        for name in [ReceiptCheck.Name.signature, .chain, .pinnedAnchor, .chainLength, .leafMarker, .intermediateMarker] {
+        for name in [VerificationCheck.Name.signature, .chain, .pinnedAnchor, .chainLength, .leafMarker, .intermediateMarker] {
             #expect(verdict.passed(name), "\(name)")
         }
     }
@@ -128,7 +128,7 @@ import Testing
                 bundleIdentifier: "dev.bonzer.weeka.app", appVersion: "2", allowedEnvironments: [.sandbox],
                 allowedReceiptTypes: ["ProductionSandbox"]))
         #expect(verdict.isValid, "\(verdict.summary)")
-        for name in [ReceiptCheck.Name.bundleIdentifier, .appVersion, .environment, .receiptType, .expirationDate] {
+        for name in [VerificationCheck.Name.bundleIdentifier, .appVersion, .environment, .receiptType, .expirationDate] {
             #expect(verdict.passed(name), "\(name)")
         }
         #expect(verdict.unchecked == [.deviceHash])

@@ -10,15 +10,15 @@ import Testing
 /// "Today" for the tests: every real App Store receipt's chain has expired by then.
 let today = utc(2026, 11, 29)
 
-extension ReceiptVerdict {
+extension Verdict {
     /// "✓ name: reason" lines, for failure messages.
     var summary: String { checks.map(\.description).joined(separator: "\n") }
 
     /// The check `name` ran and failed.
-    func failed(_ name: ReceiptCheck.Name) -> Bool { check(name).map { !$0.passed } ?? false }
+    func failed(_ name: VerificationCheck.Name) -> Bool { check(name).map { !$0.passed } ?? false }
 
     /// The check `name` ran and passed.
-    func passed(_ name: ReceiptCheck.Name) -> Bool { check(name)?.passed ?? false }
+    func passed(_ name: VerificationCheck.Name) -> Bool { check(name)?.passed ?? false }
 }
 
 /// A three-certificate chain made from existing keys (no key generation), for variations of a PKI.

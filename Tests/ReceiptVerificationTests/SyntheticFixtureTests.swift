@@ -12,9 +12,9 @@ import Testing
 /// only the leaf's), so they are verified with a custom policy of the same shape: a chain of 3
 /// and the leaf marker. Under the full App Store profile they fail `intermediateMarker`.
 @Suite struct SyntheticFixtureTests {
-    static let policy = ReceiptPolicy.custom([ChainLengthPolicy(exactly: 3), CertificateExtensionPolicy.appleReceiptSigningLeaf])
+    static let policy = VerificationPolicy.custom([ChainLengthPolicy(exactly: 3), CertificateExtensionPolicy.appleReceiptSigningLeaf])
 
-    func verifier(root: String, policy: ReceiptPolicy = SyntheticFixtureTests.policy) throws -> AppReceiptVerifier {
+    func verifier(root: String, policy: VerificationPolicy = SyntheticFixtureTests.policy) throws -> AppReceiptVerifier {
         AppReceiptVerifier(
             anchors: try TrustAnchors(contentsOfFile: Fixtures.root.appendingPathComponent("synthetic/" + root).path), policy: policy)
     }

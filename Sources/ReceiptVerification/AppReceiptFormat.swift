@@ -1,0 +1,514 @@
+import ASN1
+public import Foundation
+import Internals
+public import ReceiptCrypto
+public import Receipts
+
+/// What an app receipt must say, beyond being validly signed. Every property left `nil` is not
+/// checked and is listed in ``Verdict/unchecked``.
+public struct ReceiptExpectations: Sendable, Hashable {
+    /// The app's bundle identifier (field 2), compared exactly.
+    public var bundleIdentifier: String?
+    /// The app version (field 3), compared exactly.
+    public var appVersion: String?
+    /// The device the receipt must be bound to: SHA-1(identifier ‖ opaque value ‖ bundle id) must
+    /// equal field 5. A 16-byte vendor UUID (iOS) or a 6-byte MAC address (macOS).
+    public var deviceIdentifier: DeviceIdentifier?
+    /// The environments the receipt type (field 0) may name.
+    public var allowedEnvironments: Set<ReceiptEnvironment>?
+    /// The exact receipt type strings (field 0) allowed, for example `["Production", "ProductionVPP"]`.
+    public var allowedReceiptTypes: Set<String>?
+    /// When true (the default), a receipt with an expiration date (field 21) must not have expired
+    /// at the validation time: the same instant the certificate chain is checked at.
+    public var requireNotExpired: Bool
+
+    /// Creates expectations; every argument defaults to "not checked" except ``requireNotExpired``.
+    public init(
+        bundleIdentifier: String? = nil, appVersion: String? = nil, deviceIdentifier: DeviceIdentifier? = nil,
+        allowedEnvironments: Set<ReceiptEnvironment>? = nil, allowedReceiptTypes: Set<String>? = nil,
+        requireNotExpired: Bool = true
+    ) {
+        self.bundleIdentifier = bundleIdentifier
+        self.appVersion = appVersion
+        self.deviceIdentifier = deviceIdentifier
+        self.allowedEnvironments = allowedEnvironments
+        self.allowedReceiptTypes = allowedReceiptTypes
+        self.requireNotExpired = requireNotExpired
+    }
+
+    /// Checks nothing about the receipt's content (only its expiration date, if it has one).
+    public static let none = ReceiptExpectations()
+}
+
+/// App Store (and Xcode StoreKit testing) app receipts as a ``SignedFormat``: a PKCS#7 SignedData
+/// whose payload is the receipt, read by ``AppReceipt``.
+///
+/// The format's own checks, cheapest and most structural first: content type id-data → exactly
+/// one SignerInfo → digest (known, not MD5, allowed, listed in SignedData) → the signer
+/// certificate among the embedded certificates by issuer and serial number (or subject key
+/// identifier) → signature algorithm consistent with key and digest, key size → signed attributes
+/// (content type, messageDigest = H(payload)) → the signature over exactly the payload the parser
+/// read. The other embedded certificates are the chain's untrusted candidates.
+public struct AppReceiptFormat: SignedFormat {
+    /// The chain policy.
+    public var policy: VerificationPolicy
+    /// Bounds applied while parsing untrusted receipts.
+    public var limits: ReceiptLimits
+    /// The digests accepted in the SignerInfo. MD5 is refused even when listed.
+    public var allowedDigests: Set<DigestAlgorithm> {
+        get { storedDigests }
+        set { storedDigests = newValue.subtracting([.md5]) }
+    }
+    /// The smallest RSA modulus accepted for the signer key. Values below 2048 are raised to 2048.
+    public var minimumRSAKeyBits: Int {
+        get { storedMinimumRSAKeyBits }
+        set { storedMinimumRSAKeyBits = max(Self.rsaFloor, newValue) }
+    }
+    private var storedDigests: Set<DigestAlgorithm>
+    private var storedMinimumRSAKeyBits: Int
+
+    static let rsaFloor = 2048
+    static let ecFloor = 256
+
+    /// Creates the format. SHA-1 stays allowed by default because real receipts until 2023 use it.
+    public init(
+        policy: VerificationPolicy = .appStore, limits: ReceiptLimits = .default,
+        allowedDigests: Set<DigestAlgorithm> = [.sha1, .sha256, .sha384, .sha512], minimumRSAKeyBits: Int = 2048
+    ) {
+        self.policy = policy
+        self.limits = limits
+        storedDigests = allowedDigests.subtracting([.md5])
+        storedMinimumRSAKeyBits = max(Self.rsaFloor, minimumRSAKeyBits)
+    }
+
+    /// DER or BER PKCS#7, base64 text of it, or a verifyReceipt request body with `receipt-data`.
+    public func parse(_ bytes: [UInt8]) -> Result<AppReceipt, FormatParseFailure> {
+        do throws(ReceiptError) {
+            let receipt = try AppReceipt(bytes, limits: limits)
+            guard receipt.envelope != nil else { return .failure(FormatParseFailure("the input holds no PKCS#7 envelope")) }
+            return .success(receipt)
+        } catch {
+            return .failure(FormatParseFailure("\(error)"))
+        }
+    }
+
+    /// `DER PKCS#7 with a 4251-byte payload`.
+    public func describe(_ receipt: AppReceipt) -> String {
+        guard let envelope = receipt.envelope else { return "a receipt without an envelope" }
+        return "\(envelope.usesBERForms ? "BER" : "DER") PKCS#7 with a \(envelope.payload.count)-byte payload"
+    }
+
+    /// The receipt creation date (field 12).
+    public func signedDate(of receipt: AppReceipt) -> Date? { receipt.creationDate }
+
+    /// `the receipt creation date`.
+    public var signedDateName: String { "the receipt creation date" }
+
+    /// Content type, signer count, digest, signer certificate, algorithm, key, signed attributes
+    /// and the signature.
+    public var requiredChecks: [VerificationCheck.Name] {
+        [.contentType, .signerCount, .digestAlgorithm, .signerCertificate, .signatureAlgorithm, .signerKey, .signedAttributes, .signature]
+    }
+
+    // MARK: - The signature
+
+    /// The PKCS#7 checks, recorded in `run`.
+    public func checkSignature(of receipt: AppReceipt, in run: inout VerificationRun) -> SignedBy? {
+        guard let envelope = receipt.envelope else {
+            run.record(.contentType, false, "the receipt was not parsed from a PKCS#7 envelope")
+            return nil
+        }
+        let contentType = envelope.contentType
+        let isData = contentType == ReceiptOID.data
+        run.record(
+            .contentType, isData,
+            isData ? "id-data" : "the signed content type is \(contentType), not id-data (1.2.840.113549.1.7.1)")
+
+        // Exactly one SignerInfo.
+        let signerCount = envelope.signers.count
+        guard signerCount == 1, let signer = envelope.signers.first else {
+            run.record(.signerCount, false, "the SignedData has \(signerCount) SignerInfos; exactly one is required")
+            return nil
+        }
+        run.record(.signerCount, true, "one SignerInfo")
+
+        // The digest algorithm.
+        let (digest, digestReason) = checkDigest(signer, envelope)
+        run.record(.digestAlgorithm, digest != nil, digestReason)
+
+        // The signer certificate: found by the identifier in Swift, parsed by OpenSSL (or cached).
+        let located = locateSigner(signer, in: envelope.certificates)
+        guard let signerIndex = located.index, envelope.certificates.indices.contains(signerIndex) else {
+            run.record(.signerCertificate, false, located.reason)
+            return nil
+        }
+        let parsed: SignerCertificate
+        switch run.signerCertificate(envelope.certificates[signerIndex]) {
+        case .failure(let error):
+            run.record(.signerCertificate, false, "embedded certificate #\(signerIndex), the signer's, cannot be parsed: \(error.reason)")
+            return nil
+        case .success(let certificate):
+            parsed = certificate
+        }
+        run.record(.signerCertificate, true, "embedded certificate #\(signerIndex): \(parsed.label)")
+        let algorithm = checkKeyAndSignature(
+            signer, publicKey: parsed.publicKey, digest: digest, payload: envelope.payload, contentType: contentType, in: &run)
+        var others = envelope.certificates
+        others.remove(at: signerIndex)
+        return SignedBy(
+            signer: parsed, intermediates: others, policy: policy,
+            signature: SignatureSummary(algorithm: algorithm ?? .rsaPKCS1v15(digest)))
+    }
+
+    /// The SignerInfo's digest: a known digest OID (not a signature OID), not MD5, allowed,
+    /// with absent or NULL parameters, listed in SignedData.digestAlgorithms.
+    private func checkDigest(_ signer: SignerInfo, _ envelope: ReceiptEnvelope) -> (digest: DigestAlgorithm?, reason: String) {
+        guard let digest = Self.digestsByOID[signer.digestAlgorithm.oid] else {
+            return (nil, "the digest algorithm \(signer.digestAlgorithm.oid) is not a known digest")
+        }
+        guard !digest.isRefusedForSignatures else {
+            return (nil, "the digest algorithm is MD5, which is refused")
+        }
+        guard allowedDigests.contains(digest) else {
+            return (nil, "the digest algorithm \(digest) is not allowed by this verifier")
+        }
+        if let parameters = signer.digestAlgorithm.parameters, !parameters.elementsEqual([0x05, 0x00]) {
+            return (nil, "the digest algorithm \(digest) has parameters other than NULL")
+        }
+        guard envelope.digestAlgorithms.contains(where: { $0.oid == signer.digestAlgorithm.oid }) else {
+            return (nil, "the digest algorithm \(digest) is not listed in SignedData.digestAlgorithms")
+        }
+        return (digest, "\(digest)")
+    }
+
+    /// Digest OIDs (not signature OIDs) by value, built once.
+    static let digestsByOID: [ASN1ObjectIdentifier: DigestAlgorithm] = {
+        var table: [ASN1ObjectIdentifier: DigestAlgorithm] = [:]
+        for digest in DigestAlgorithm.allCases {
+            if let oid = ASN1ObjectIdentifier(dotted: digest.oid) { table[oid] = digest }
+        }
+        return table
+    }()
+
+    /// Signature algorithm OIDs by value, built once.
+    static let signatureAlgorithmsByOID: [ASN1ObjectIdentifier: SignatureAlgorithm] = {
+        var table: [ASN1ObjectIdentifier: SignatureAlgorithm] = [:]
+        let digests: [DigestAlgorithm?] = [nil] + DigestAlgorithm.allCases.map { $0 }
+        for digest in digests {
+            for algorithm in [SignatureAlgorithm.rsaPKCS1v15(digest)] + (digest.map { [SignatureAlgorithm.ecdsa($0)] } ?? []) {
+                if let dotted = algorithm.oid, let oid = ASN1ObjectIdentifier(dotted: dotted) { table[oid] = algorithm }
+            }
+        }
+        return table
+    }()
+
+    /// The index of the one embedded certificate the SignerInfo names, found by reading each
+    /// certificate's issuer, serial number and key identifier in Swift.
+    private func locateSigner(_ signer: SignerInfo, in certificates: [ArraySlice<UInt8>]) -> (index: Int?, reason: String) {
+        guard !certificates.isEmpty else { return (nil, "the receipt embeds no certificates") }
+        var matches: [Int] = []
+        for (index, der) in certificates.enumerated() {
+            do throws(ASN1Error) {
+                if try CertificateIdentity.certificate(der, matches: signer.signerIdentifier) { matches.append(index) }
+            } catch {
+                return (nil, "embedded certificate #\(index) is not a DER X.509 certificate: \(error.reason)")
+            }
+        }
+        guard let first = matches.first else {
+            let named: String
+            switch signer.signerIdentifier {
+            case .issuerAndSerialNumber(_, let serial): named = "issuer and serial number \(Hex.encode(serial))"
+            case .subjectKeyIdentifier(let identifier): named = "subject key identifier \(Hex.encode(identifier))"
+            }
+            return (nil, "no embedded certificate matches the signer's \(named)")
+        }
+        // Byte-identical duplicates are harmless; two different certificates with one name are not.
+        for other in matches.dropFirst() where !bytesEqual(certificates[other], certificates[first]) {
+            return (nil, "embedded certificates #\(first) and #\(other) differ but both match the signer identifier")
+        }
+        return (first, "")
+    }
+
+    /// Signature algorithm, key strength, signed attributes and the signature itself. Returns the
+    /// algorithm when the signature verified.
+    private func checkKeyAndSignature(
+        _ signer: SignerInfo, publicKey: PublicKey?, digest: DigestAlgorithm?, payload: ArraySlice<UInt8>,
+        contentType: ASN1ObjectIdentifier, in run: inout VerificationRun
+    ) -> SignatureAlgorithm? {
+        guard let publicKey else {
+            run.record(.signerKey, false, "OpenSSL cannot decode the signer certificate's public key")
+            return nil
+        }
+        let kind = publicKey.kind
+        // Signature algorithm: known, same key family, same digest when it names one.
+        let algorithmOID = signer.signatureAlgorithm.oid
+        var algorithm: SignatureAlgorithm?
+        if let named = Self.signatureAlgorithmsByOID[algorithmOID] {
+            let consistent: Bool
+            switch (named, kind) {
+            case (.rsaPKCS1v15(let namedDigest), .rsa): consistent = namedDigest == nil || namedDigest == digest
+            case (.ecdsa(let namedDigest), .ec): consistent = namedDigest == digest
+            default: consistent = false
+            }
+            let keyFamilyFits: Bool
+            switch (named, kind) {
+            case (.rsaPKCS1v15, .rsa), (.ecdsa, .ec): keyFamilyFits = true
+            default: keyFamilyFits = false
+            }
+            run.record(
+                .signatureAlgorithm, consistent,
+                consistent
+                    ? "\(named)"
+                    : keyFamilyFits
+                        ? "\(named) names a different digest than the SignerInfo (\(digest.map { "\($0)" } ?? "none"))"
+                        : "\(named) does not fit the signer's \(kind) key")
+            if consistent { algorithm = named }
+        } else {
+            run.record(.signatureAlgorithm, false, "the signature algorithm \(algorithmOID) is not supported")
+        }
+        // Key strength.
+        switch kind {
+        case .rsa(let bits):
+            let minimum = minimumRSAKeyBits
+            let strong = bits >= minimum
+            run.record(
+                .signerKey, strong, strong ? "RSA \(bits) bits" : "the signer's RSA key has \(bits) bits; at least \(minimum) are required")
+        case .ec(let curve):
+            let bits = publicKey.bits
+            let strong = bits >= Self.ecFloor
+            run.record(
+                .signerKey, strong,
+                strong ? "EC \(curve)" : "the signer's EC key on \(curve) has \(bits) bits; at least \(Self.ecFloor) are required")
+        case .other(let name):
+            run.record(.signerKey, false, "the signer's \(name) key is not supported")
+        }
+        guard let digest else { return nil }
+
+        // Signed attributes, if present: content type id-data and messageDigest = H(payload).
+        var signedBytes: [UInt8]?
+        if let attributes = signer.signedAttributesEncoded {
+            let result = checkSignedAttributes(signer, digest: digest, payload: payload, contentType: contentType)
+            run.record(.signedAttributes, result.passed, result.reason)
+            guard result.passed, let first = attributes.first, first == 0xA0 else { return nil }
+            var retagged = Array(attributes)
+            retagged[0] = 0x31  // [0] IMPLICIT → SET OF, as RFC 5652 §5.4 specifies for the signature input
+            signedBytes = retagged
+        } else {
+            run.record(.signedAttributes, true, "none; the signature covers the payload directly")
+        }
+
+        let verified: Bool
+        if let signedBytes {
+            verified = publicKey.verify(signature: signer.signature, over: signedBytes[...], digest: digest)
+        } else {
+            verified = publicKey.verify(signature: signer.signature, over: payload, digest: digest)
+        }
+        let over = signedBytes == nil ? "the \(payload.count)-byte payload" : "the signed attributes"
+        run.record(
+            .signature, verified,
+            verified
+                ? "\(digest) signature over \(over) verified with the signer's key"
+                : "the signature over \(over) does not verify with the signer's key (\(digest))")
+        return verified ? algorithm : nil
+    }
+
+    private func checkSignedAttributes(
+        _ signer: SignerInfo, digest: DigestAlgorithm, payload: ArraySlice<UInt8>, contentType: ASN1ObjectIdentifier
+    ) -> (passed: Bool, reason: String) {
+        let contentTypes = signer.signedAttributes.filter { $0.type == ReceiptOID.contentTypeAttribute }
+        guard contentTypes.count == 1, let typeValue = contentTypes.first?.values.first, contentTypes.first?.values.count == 1
+        else {
+            return (false, "the signed attributes must hold exactly one contentType attribute with one value")
+        }
+        do throws(ASN1Error) {
+            var reader = try ASN1Reader(typeValue, rules: .der)
+            let oid = try reader.readObjectIdentifier()
+            try reader.finish()
+            guard oid == contentType else {
+                return (false, "the contentType attribute says \(oid), the content is \(contentType)")
+            }
+        } catch {
+            return (false, "the contentType attribute is malformed: \(error.reason)")
+        }
+        let digests = signer.signedAttributes.filter { $0.type == ReceiptOID.messageDigestAttribute }
+        guard digests.count == 1, let messageDigest = signer.messageDigest else {
+            return (false, "the signed attributes must hold exactly one well-formed messageDigest attribute")
+        }
+        let computed: [UInt8]
+        do throws(CryptoError) {
+            computed = try Digest.hash(digest, payload)
+        } catch {
+            return (false, "cannot compute the \(digest) of the payload: \(error.reason)")
+        }
+        guard messageDigest.elementsEqual(computed) else {
+            return (false, "messageDigest \(Hex.encode(messageDigest)) differs from the payload's \(digest) \(Hex.encode(computed))")
+        }
+        return (true, "contentType id-data and messageDigest = \(digest)(payload)")
+    }
+
+    // MARK: - Expectations
+
+    /// Bundle id, version, device hash, environment, receipt type and expiration.
+    public func check(_ expectations: ReceiptExpectations, of receipt: AppReceipt, at time: Date?, in run: inout VerificationRun)
+        -> [VerificationCheck.Name]
+    {
+        var unchecked: [VerificationCheck.Name] = []
+        if let expected = expectations.bundleIdentifier {
+            let actual = receipt.bundleIdentifier
+            run.record(
+                .bundleIdentifier, actual == expected,
+                actual == expected
+                    ? expected : "the receipt is for \(VerificationText.quoted(actual)), expected \(VerificationText.quoted(expected))")
+        } else {
+            unchecked.append(.bundleIdentifier)
+        }
+        if let expected = expectations.appVersion {
+            let actual = receipt.appVersion
+            run.record(
+                .appVersion, actual == expected,
+                actual == expected
+                    ? expected
+                    : "the receipt is for version \(VerificationText.quoted(actual)), expected \(VerificationText.quoted(expected))")
+        } else {
+            unchecked.append(.appVersion)
+        }
+        if let device = expectations.deviceIdentifier {
+            if receipt.opaqueValue == nil || receipt.sha1Hash == nil || receipt.bundleIdentifierData == nil {
+                run.record(.deviceHash, false, "the receipt lacks the opaque value (4), the hash (5) or the bundle identifier (2)")
+            } else {
+                let matches = receipt.hashMatches(device: device)
+                run.record(
+                    .deviceHash, matches,
+                    matches ? "bound to \(device)" : "the receipt's hash (field 5) does not match the device \(device)")
+            }
+        } else {
+            unchecked.append(.deviceHash)
+        }
+        if let allowed = expectations.allowedEnvironments {
+            let environment = receipt.environment
+            let type = receipt.receiptType
+            let ok = allowed.contains(environment)
+            run.record(
+                .environment, ok,
+                ok
+                    ? environment.rawValue
+                    : "the receipt type \(VerificationText.quoted(type)) is environment \(environment.rawValue), allowed: \(allowed.map(\.rawValue).sorted().joined(separator: ", "))"
+            )
+        } else {
+            unchecked.append(.environment)
+        }
+        if let allowed = expectations.allowedReceiptTypes {
+            let type = receipt.receiptType
+            let ok = type.map { allowed.contains($0) } ?? false
+            run.record(
+                .receiptType, ok,
+                ok
+                    ? type ?? ""
+                    : "the receipt type \(VerificationText.quoted(type)) is not one of \(allowed.sorted().joined(separator: ", "))")
+        } else {
+            unchecked.append(.receiptType)
+        }
+        if expectations.requireNotExpired {
+            if let expiration = receipt.expirationDate {
+                if let time {
+                    let ok = time < expiration
+                    run.record(
+                        .expirationDate, ok,
+                        ok
+                            ? "expires \(VerificationText.rfc3339(expiration))"
+                            : "the receipt expired at \(VerificationText.rfc3339(expiration)), before the validation time \(VerificationText.rfc3339(time))"
+                    )
+                } else {
+                    run.record(.expirationDate, false, "no validation time to compare the expiration date (21) with")
+                }
+            } else {
+                run.record(.expirationDate, true, "no expiration date (21)")
+            }
+        } else {
+            unchecked.append(.expirationDate)
+        }
+        return unchecked
+    }
+}
+
+/// App receipt verification: the machinery configured with ``AppReceiptFormat``.
+public typealias AppReceiptVerifier = SignedDataVerifier<AppReceiptFormat>
+
+extension SignedDataVerifier where Format == AppReceiptFormat {
+    /// Creates a verifier that trusts exactly `anchors` and enforces `policy`.
+    /// - Parameters:
+    ///   - anchors: the trust anchors (see ``TrustAnchors`` and ``BundledAnchors``). An empty set
+    ///     makes every receipt fail the check ``VerificationCheck/Name/trustAnchors``.
+    ///   - policy: ``VerificationPolicy/appStore`` (the default), ``VerificationPolicy/xcode`` or your own.
+    ///   - cache: where parsed certificates and validated chains are kept; ``ChainCache/shared``
+    ///     by default, nil to validate every time.
+    ///   - limits: parser bounds for untrusted input.
+    public init(
+        anchors: TrustAnchors, policy: VerificationPolicy = .appStore, cache: ChainCache? = .shared, limits: ReceiptLimits = .default
+    ) {
+        self.init(format: AppReceiptFormat(policy: policy, limits: limits), anchors: anchors, cache: cache)
+    }
+
+    /// Creates a verifier that trusts exactly `anchors` (DER certificates already parsed).
+    public init(
+        anchors: [Certificate], policy: VerificationPolicy = .appStore, cache: ChainCache? = .shared, limits: ReceiptLimits = .default
+    ) {
+        self.init(anchors: TrustAnchors(anchors), policy: policy, cache: cache, limits: limits)
+    }
+
+    /// A verifier for App Store receipts: the bundled Apple roots (Apple Inc. Root, G2, G3) and
+    /// ``VerificationPolicy/appStore``.
+    /// - Throws: ``TrustAnchorError`` when a bundled anchor is missing or altered.
+    public static func appStore(cache: ChainCache? = .shared) throws(TrustAnchorError) -> AppReceiptVerifier {
+        AppReceiptVerifier(anchors: try TrustAnchors.appleRoots, policy: .appStore, cache: cache)
+    }
+
+    /// A verifier for Xcode StoreKit testing receipts: the bundled StoreKit test certificate and
+    /// ``VerificationPolicy/xcode``. Such receipts prove nothing about a real purchase.
+    /// - Throws: ``TrustAnchorError`` when the bundled anchor is missing or altered.
+    public static func xcode(cache: ChainCache? = .shared) throws(TrustAnchorError) -> AppReceiptVerifier {
+        AppReceiptVerifier(anchors: try TrustAnchors.storeKitTest, policy: .xcode, cache: cache)
+    }
+
+    /// The chain policy.
+    public var policy: VerificationPolicy { format.policy }
+    /// Bounds applied while parsing untrusted receipts.
+    public var limits: ReceiptLimits { format.limits }
+
+    /// Verifies receipt bytes: DER or BER PKCS#7, base64 text of it, or a verifyReceipt request
+    /// body with `receipt-data`.
+    /// - Parameters:
+    ///   - bytes: the untrusted input. Anything unreadable fails the check ``VerificationCheck/Name/parse``.
+    ///   - time: when the chain must be valid; the receipt's creation date by default.
+    public func verify(_ bytes: [UInt8], at time: ValidationTime = .signedDate) -> Verdict<AppReceipt> {
+        verify(bytes, expecting: .none, at: time)
+    }
+
+    /// Verifies a receipt parsed from a PKCS#7 envelope (for example with `AppReceipt(_:)`).
+    ///
+    /// The checks use the receipt parsed again from the envelope's signed payload, never fields
+    /// that may have been changed after parsing: a receipt whose fields differ from its payload
+    /// fails the check ``VerificationCheck/Name/parse``, as does one built in code (no envelope).
+    public func verify(_ receipt: AppReceipt, expecting expectations: ReceiptExpectations = .none, at time: ValidationTime = .signedDate)
+        -> Verdict<AppReceipt>
+    {
+        guard let envelope = receipt.envelope else {
+            return parseFailure("the receipt was not parsed from a PKCS#7 envelope, so there is no signature to verify", at: time)
+        }
+        let signed: AppReceipt
+        do throws(ReceiptError) {
+            signed = try AppReceipt(envelope: envelope, limits: format.limits)
+        } catch {
+            return parseFailure("\(error)", at: time)
+        }
+        guard signed == receipt else {
+            return parseFailure("the receipt's fields differ from its signed payload (changed after parsing)", at: time)
+        }
+        return verify(parsed: signed, expecting: expectations, at: time)
+    }
+}
+
+extension Verdict where Payload == AppReceipt {
+    /// The receipt parsed from the signed payload (``payload``).
+    public var receipt: AppReceipt? { payload }
+}

@@ -1,0 +1,416 @@
+public import Foundation
+import Internals
+public import ReceiptCrypto
+import Receipts
+
+/// A signed format the verification machinery can check: how to parse it, how its signature is
+/// made, what its signed date is, which chain policy applies and what its payload can be expected
+/// to say. App receipts (``AppReceiptFormat``) and iOS 6 transaction receipts
+/// (``TransactionReceiptFormat``) are two such formats; a new format is one more conformance,
+/// never new verdict code.
+///
+/// The machinery (``SignedDataVerifier``) runs every format through the same steps and records each
+/// as a ``VerificationCheck``:
+///
+/// 1. ``VerificationCheck/Name/parse`` — ``parse(_:)``;
+/// 2. ``VerificationCheck/Name/trustAnchors`` — at least one anchor;
+/// 3. the format's own checks, ending with ``VerificationCheck/Name/signature`` —
+///    ``checkSignature(of:in:)``, which returns the signer certificate, the certificates that may
+///    complete its chain and the policy the chain must meet;
+/// 4. ``VerificationCheck/Name/validationTime`` — from the requested ``ValidationTime`` and
+///    ``signedDate(of:)``;
+/// 5. ``VerificationCheck/Name/chain`` — OpenSSL validates the chain against the anchors only, at
+///    that time (through the ``ChainCache``);
+/// 6. ``VerificationCheck/Name/pinnedAnchor`` — the chain ends at an anchor, byte for byte;
+/// 7. the policy's ``ChainPolicy`` checks, in order, stopping at the first failure;
+/// 8. the expectations — ``check(_:of:at:in:)``.
+///
+/// Conformances must be pure: no clock, no I/O, nothing trusted that the input carries.
+public protocol SignedFormat: Sendable {
+    /// The parsed form of one input. It must keep the exact bytes that were signed.
+    associatedtype Payload: Sendable
+    /// What the payload must say beyond being validly signed.
+    associatedtype Expectations: Sendable
+
+    /// Parses untrusted bytes, or says why they are not this format.
+    func parse(_ bytes: [UInt8]) -> Result<Payload, FormatParseFailure>
+
+    /// The reason of a passed ``VerificationCheck/Name/parse`` check, for example
+    /// `DER PKCS#7 with a 4251-byte payload`.
+    func describe(_ payload: Payload) -> String
+
+    /// The format's own checks, in order, recorded in `run` and ending with
+    /// ``VerificationCheck/Name/signature`` when they get that far. Returns what the chain step
+    /// needs, or nil when no signer certificate could be found.
+    func checkSignature(of payload: Payload, in run: inout VerificationRun) -> SignedBy?
+
+    /// The names of the format's own checks that must have run and passed for a valid verdict
+    /// (``VerificationCheck/Name/signature`` among them).
+    var requiredChecks: [VerificationCheck.Name] { get }
+
+    /// The date ``ValidationTime/signedDate`` means for this payload, if it has one.
+    func signedDate(of payload: Payload) -> Date?
+
+    /// What ``signedDate(of:)`` is called in this format, for check reasons (for example
+    /// `the receipt creation date`).
+    var signedDateName: String { get }
+
+    /// Checks `expectations` against the payload at the validation time (nil when it could not be
+    /// determined), recording one check per requested expectation; returns the names of the
+    /// expectations that were not requested.
+    func check(_ expectations: Expectations, of payload: Payload, at time: Date?, in run: inout VerificationRun)
+        -> [VerificationCheck.Name]
+}
+
+/// Why bytes are not a format's payload: the reason of the failed ``VerificationCheck/Name/parse``
+/// check.
+public struct FormatParseFailure: Error, Sendable, CustomStringConvertible {
+    /// A sentence for people, with the byte offset where the input went wrong when known.
+    public let reason: String
+
+    /// Wraps a reason.
+    public init(_ reason: String) { self.reason = reason }
+
+    /// The reason.
+    public var description: String { reason }
+}
+
+/// What a format's signature step hands the chain step.
+public struct SignedBy: Sendable {
+    /// The signer certificate (parsed once and cached by ``VerificationRun/signerCertificate(_:)``).
+    public let signer: SignerCertificate
+    /// The certificates that may complete the chain between the signer and an anchor, untrusted
+    /// (the other certificates a PKCS#7 envelope embeds, a JWS `x5c`'s intermediate, or a pinned
+    /// intermediate the input does not carry). Never trusted by themselves: only anchors are.
+    public let intermediates: [ArraySlice<UInt8>]
+    /// The policy the validated chain must meet.
+    public let policy: VerificationPolicy
+    /// How the signature was made.
+    public let signature: SignatureSummary
+
+    /// Creates the hand-over.
+    public init(signer: SignerCertificate, intermediates: [ArraySlice<UInt8>], policy: VerificationPolicy, signature: SignatureSummary) {
+        self.signer = signer
+        self.intermediates = intermediates
+        self.policy = policy
+        self.signature = signature
+    }
+}
+
+/// A signer certificate parsed by OpenSSL, with its key, as kept by the ``ChainCache``.
+public struct SignerCertificate: Sendable {
+    /// The certificate.
+    public let certificate: Certificate
+    /// Its public key, nil when OpenSSL cannot decode it.
+    public let publicKey: PublicKey?
+    /// Subject and serial number, rendered once for messages.
+    public let label: String
+    /// The exact DER bytes the certificate was parsed from.
+    public var derEncoded: [UInt8] { certificate.derEncoded }
+}
+
+/// The checks of one verification as they are recorded, and the machinery's services to a
+/// ``SignedFormat``: parsing (and caching) signer certificates.
+public struct VerificationRun: Sendable {
+    /// The checks recorded so far, in order.
+    public private(set) var checks: [VerificationCheck] = []
+    let machinery: ChainMachinery
+    /// The signer looked up or parsed last, with the chains the cache holds for it.
+    var signerEntry: (key: ChainCache.Key?, chains: [ChainCache.ValidatedChain])?
+
+    init(machinery: ChainMachinery) {
+        self.machinery = machinery
+        checks.reserveCapacity(24)
+    }
+
+    /// Records a check; the reason is written only if someone reads it. Returns `passed`.
+    @discardableResult
+    public mutating func record(
+        _ name: VerificationCheck.Name, _ passed: Bool, _ reason: @autoclosure @escaping @Sendable () -> String
+    ) -> Bool {
+        checks.append(VerificationCheck(name: name, passed: passed, reason: reason))
+        return passed
+    }
+
+    /// The signer certificate with these exact DER bytes: from the ``ChainCache`` when it holds it
+    /// (with the chains validated for it), else parsed by OpenSSL.
+    public mutating func signerCertificate(_ der: ArraySlice<UInt8>) -> Result<SignerCertificate, CryptoError> {
+        let key = machinery.cache.map { _ in ChainCache.Key(signer: der, anchors: machinery.anchors.identity) }
+        if let key, let cached = machinery.cache?.lookup(key) {
+            signerEntry = (key, cached.chains)
+            return .success(cached.signer)
+        }
+        do throws(CryptoError) {
+            let certificate = try Certificate(derEncoded: Array(der))
+            signerEntry = (key, [])
+            return .success(
+                SignerCertificate(
+                    certificate: certificate, publicKey: try? certificate.publicKey,
+                    label: "\(certificate.subject), serial \(certificate.serialNumberHex)"))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// The part of a verifier every format shares: the anchors, the trust store OpenSSL validates
+/// against, and the chain cache.
+struct ChainMachinery: Sendable {
+    let anchors: TrustAnchors
+    let cache: ChainCache?
+    let trustStore: TrustStore
+    let anchorSubjects: [String]
+    /// The indices of the anchors that are Apple's public roots (by their pinned SHA-256).
+    let appleAnchorIndices: Set<Int>
+
+    init(anchors: TrustAnchors, cache: ChainCache?) {
+        self.anchors = anchors
+        self.cache = cache
+        trustStore = TrustStore(anchors: anchors.certificates)
+        anchorSubjects = anchors.certificates.map { "\($0.subject)" }
+        let appleRoots = Set([BundledAnchor.appleIncRoot, .appleRootCAG2, .appleRootCAG3].map(\.sha256Fingerprint))
+        appleAnchorIndices = Set(
+            anchors.certificates.indices.filter { index in
+                (try? anchors.certificates[index].sha256Fingerprint).map { appleRoots.contains(Hex.encode($0)) } ?? false
+            })
+    }
+
+    /// The chain from the cache when a cached chain applies (time inside its window, its
+    /// intermediates among the candidates), else validated by OpenSSL with the candidates as
+    /// untrusted intermediates (and cached when valid).
+    func validateChain(_ signed: SignedBy, cached: (key: ChainCache.Key?, chains: [ChainCache.ValidatedChain])?, at time: Date) -> (
+        chain: [Certificate]?, reason: String
+    ) {
+        if let hit = cached?.chains.first(where: { $0.applies(at: time, embedded: signed.intermediates) }) {
+            cache?.recordChainHit()
+            return (hit.chain, hit.summary + " (cached)")
+        }
+        cache?.recordValidation()
+        var others: [Certificate] = []
+        for (index, der) in signed.intermediates.enumerated() {
+            do throws(CryptoError) {
+                others.append(try Certificate(derEncoded: Array(der)))
+            } catch {
+                return (nil, "intermediate candidate #\(index) cannot be parsed: \(error.reason)")
+            }
+        }
+        switch trustStore.validate(leaf: signed.signer.certificate, intermediates: others, at: time) {
+        case .invalid(let failure):
+            return (nil, Self.describe(failure, at: time))
+        case .valid(let chain):
+            // Second line behind OpenSSL, and the window the result may be reused in.
+            guard let notBefore = chain.map(\.notBefore).max(), let notAfter = chain.map(\.notAfter).min(),
+                time >= notBefore, time < notAfter, !chain.isEmpty
+            else {
+                return (nil, "OpenSSL accepted a chain that is not valid at \(Self.rfc3339(time)) by its validity dates")
+            }
+            let summary = Self.describe(chain)
+            if let key = cached?.key {
+                let intermediates = chain.dropFirst().dropLast().map(\.derEncoded)
+                cache?.store(
+                    key, signer: signed.signer,
+                    chain: ChainCache.ValidatedChain(
+                        chain: chain, intermediates: Array(intermediates), notBefore: notBefore, notAfter: notAfter, summary: summary))
+            }
+            return (chain, summary)
+        }
+    }
+
+    /// The configured anchor the chain ends at, byte for byte, if any.
+    func anchorIndex(of last: Certificate) -> Int? {
+        anchors.certificates.firstIndex { $0.derEncoded.count == last.derEncoded.count && $0.derEncoded == last.derEncoded }
+    }
+
+    static func describe(_ chain: [Certificate]) -> String {
+        "valid: " + chain.map { $0.subject.commonName ?? $0.subject.description }.joined(separator: " → ")
+    }
+
+    static func describe(_ failure: ChainValidationFailure, at time: Date) -> String {
+        var text = "\(failure.message)"
+        if let certificate = failure.certificate {
+            text += ": \(certificate.subject)"
+            switch failure.reason {
+            case .expired:
+                text += " expired at \(rfc3339(certificate.notAfter))"
+            case .notYetValid:
+                text += " is valid only from \(rfc3339(certificate.notBefore))"
+            default:
+                break
+            }
+            if let depth = failure.depth { text += " (depth \(depth))" }
+        }
+        return text + "; validation time \(rfc3339(time)) [\(failure.reason)]"
+    }
+
+    static func rfc3339(_ date: Date) -> String { VerificationText.rfc3339(date) }
+}
+
+/// The verification machinery: one implementation of signature, time, chain, anchor, policy and
+/// expectation checks for every ``SignedFormat``.
+///
+/// The result is always a ``Verdict`` listing every check that ran, with a reason; nothing throws
+/// and no input crashes. Verification fails closed: the verdict is valid only when every check the
+/// format and its policy require ran and passed.
+///
+/// Speed: parsed signer certificates and validated chains are kept in a ``ChainCache`` (shared by
+/// default), so verifying the next input signed by the same certificates costs its parse, the
+/// format's signature check and a cache lookup. The signature is checked on every call.
+///
+/// `Sendable`: a verifier may be used from any number of threads at once.
+public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
+    /// The format and its configuration (policy, parser limits).
+    public let format: Format
+    let machinery: ChainMachinery
+
+    /// The anchors: the only certificates trusted.
+    public var anchors: TrustAnchors { machinery.anchors }
+    /// The cache of parsed certificates and validated chains, or nil for none.
+    public var cache: ChainCache? { machinery.cache }
+
+    /// Creates a verifier of `format` that trusts exactly `anchors`.
+    /// - Parameters:
+    ///   - format: the format with its configuration.
+    ///   - anchors: the trust anchors (see ``TrustAnchors`` and ``BundledAnchors``). An empty set
+    ///     makes every input fail the check ``VerificationCheck/Name/trustAnchors``.
+    ///   - cache: where parsed certificates and validated chains are kept; ``ChainCache/shared``
+    ///     by default, nil to validate every time.
+    public init(format: Format, anchors: TrustAnchors, cache: ChainCache? = .shared) {
+        self.format = format
+        machinery = ChainMachinery(anchors: anchors, cache: cache)
+    }
+
+    /// Parses and verifies untrusted bytes.
+    /// - Parameters:
+    ///   - bytes: the input. Anything unreadable fails the check ``VerificationCheck/Name/parse``.
+    ///   - expectations: what the payload must say.
+    ///   - time: when the chain must be valid; the format's own signed date by default.
+    public func verify(_ bytes: [UInt8], expecting expectations: Format.Expectations, at time: ValidationTime = .signedDate)
+        -> Verdict<Format.Payload>
+    {
+        switch format.parse(bytes) {
+        case .success(let payload): verify(parsed: payload, expecting: expectations, at: time)
+        case .failure(let failure): parseFailure(failure.reason, at: time)
+        }
+    }
+
+    /// A verdict with one failed ``VerificationCheck/Name/parse`` check.
+    func parseFailure(_ reason: String, at time: ValidationTime) -> Verdict<Format.Payload> {
+        Verdict(
+            checks: [VerificationCheck(name: .parse, passed: false, reason: reason)], required: [.parse], unchecked: [], payload: nil,
+            chain: nil, validationTime: nil, requestedTime: time, signature: nil, assurance: nil)
+    }
+
+    /// Verifies a payload the format parsed from the input's exact bytes.
+    func verify(parsed payload: Format.Payload, expecting expectations: Format.Expectations, at requestedTime: ValidationTime)
+        -> Verdict<Format.Payload>
+    {
+        var run = VerificationRun(machinery: machinery)
+        let format = format
+        run.record(.parse, true, format.describe(payload))
+        let anchorCount = machinery.anchors.certificates.count
+        run.record(
+            .trustAnchors, anchorCount > 0,
+            anchorCount == 0
+                ? "no trust anchors are configured, so nothing can be trusted" : "\(anchorCount) anchor\(anchorCount == 1 ? "" : "s")")
+
+        let signed = format.checkSignature(of: payload, in: &run)
+
+        // The validation time (needed for the chain and for time-dependent expectations).
+        var validationTime: Date?
+        switch requestedTime {
+        case .signedDate:
+            if let date = format.signedDate(of: payload) {
+                validationTime = date
+                let name = format.signedDateName
+                run.record(.validationTime, true, "\(name) \(VerificationText.rfc3339(date))")
+            } else {
+                let name = format.signedDateName
+                run.record(.validationTime, false, "the input has no \(name) to validate the chain at")
+            }
+        case .now:
+            let now = Date()
+            validationTime = now
+            run.record(.validationTime, true, "now, \(VerificationText.rfc3339(now))")
+        case .fixed(let date):
+            if VerificationText.isRepresentable(date) {
+                validationTime = date
+                run.record(.validationTime, true, "the fixed time \(VerificationText.rfc3339(date))")
+            } else {
+                run.record(.validationTime, false, "the fixed time \(date.timeIntervalSince1970) s is not between the years 1 and 9999")
+            }
+        case .clock(let clock):
+            let date = clock()
+            if VerificationText.isRepresentable(date) {
+                validationTime = date
+                run.record(.validationTime, true, "the clock's time \(VerificationText.rfc3339(date))")
+            } else {
+                run.record(.validationTime, false, "the clock's time \(date.timeIntervalSince1970) s is not between the years 1 and 9999")
+            }
+        }
+
+        // The chain, the pinned anchor and the policy.
+        var validatedChain: [Certificate]?
+        if let signed, let time = validationTime {
+            let outcome = machinery.validateChain(signed, cached: run.signerEntry, at: time)
+            run.record(.chain, outcome.chain != nil, outcome.reason)
+            if let chain = outcome.chain, let last = chain.last {
+                validatedChain = chain
+                // Byte for byte, never by name: a copy of a root the input carries is not what is trusted.
+                let anchorIndex = machinery.anchorIndex(of: last)
+                let subjects = machinery.anchorSubjects
+                run.record(
+                    .pinnedAnchor, anchorIndex != nil,
+                    anchorIndex.map { "ends at the configured anchor \(subjects[$0])" }
+                        ?? "the chain ends at \(last.subject), which is not one of the configured anchors")
+                if anchorIndex != nil {
+                    let policyName = signed.policy.name
+                    for chainPolicy in signed.policy.chainPolicies {
+                        switch chainPolicy.evaluate(chain: chain) {
+                        case .meets:
+                            run.record(chainPolicy.name, true, "met (\(policyName) policy)")
+                            continue
+                        case .fails(let reason):
+                            run.record(chainPolicy.name, false, reason)
+                        }
+                        break
+                    }
+                }
+            }
+        }
+
+        // What the payload says.
+        let unchecked = format.check(expectations, of: payload, at: validationTime, in: &run)
+
+        var assurance: VerificationAssurance?
+        if let signed, let last = validatedChain?.last, let index = machinery.anchorIndex(of: last) {
+            assurance =
+                signed.policy.isStoreKitTesting
+                ? .storeKitTesting : machinery.appleAnchorIndices.contains(index) ? .apple : .configuredAnchor
+        }
+        var required: [VerificationCheck.Name] = [.parse, .trustAnchors]
+        required += format.requiredChecks
+        required += [.validationTime, .chain, .pinnedAnchor]
+        if let signed { required += signed.policy.chainPolicies.map(\.name) }
+        return Verdict(
+            checks: run.checks, required: required, unchecked: unchecked, payload: payload, chain: validatedChain,
+            validationTime: validationTime, requestedTime: requestedTime, signature: signed?.signature,
+            assurance: assurance)
+    }
+}
+
+/// Text helpers for check reasons.
+enum VerificationText {
+    /// RFC 3339 in UTC with milliseconds when they are not zero.
+    static func rfc3339(_ date: Date) -> String { ReceiptDate.rfc3339(date) }
+
+    /// Whether `date` is finite and within the years 1-9999 (what X.509 and RFC 3339 can express).
+    static func isRepresentable(_ date: Date) -> Bool {
+        let seconds = date.timeIntervalSince1970
+        return seconds.isFinite && seconds >= -62_135_596_800 && seconds <= 253_402_300_799
+    }
+
+    /// `"text"` or `(none)`.
+    static func quoted(_ text: String?) -> String {
+        text.map { "\"\($0)\"" } ?? "(none)"
+    }
+}
