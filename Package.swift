@@ -16,6 +16,8 @@ let package = Package(
     name: "RMStore",
     products: [
         .library(name: "ASN1", targets: ["ASN1"]),
+        .library(name: "JSON", targets: ["JSON"]),
+        .library(name: "JWS", targets: ["JWS"]),
         .library(name: "Receipts", targets: ["Receipts"]),
         .library(name: "ReceiptCrypto", targets: ["ReceiptCrypto"]),
         .library(name: "ReceiptVerification", targets: ["ReceiptVerification"]),
@@ -34,8 +36,14 @@ let package = Package(
         .target(name: "Internals", swiftSettings: swiftSettings),
         // Pure Swift DER/BER reader and DER writer. No Foundation.
         .target(name: "ASN1", dependencies: ["Internals"], swiftSettings: swiftSettings),
-        // Receipt models and parsers: PKCS#7 envelope, AppReceipt, InAppPurchase, dates, JSON.
-        .target(name: "Receipts", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
+        // Strict JSON: the package's one parser (ordered members, exact number text, duplicate keys,
+        // UTF-8, trailing data and limits checked while reading) and a writer. Pure Swift.
+        .target(name: "JSON", dependencies: ["Internals"], swiftSettings: swiftSettings),
+        // Compact JWS splitter and header, and the App Store payload models (transactions, renewal
+        // info, app transactions, notifications V2). Parsing only: no signature or chain checks.
+        .target(name: "JWS", dependencies: ["JSON", "Internals"], swiftSettings: swiftSettings),
+        // Receipt models and parsers: PKCS#7 envelope, AppReceipt, InAppPurchase, dates, verifyReceipt JSON.
+        .target(name: "Receipts", dependencies: ["ASN1", "Internals", "JSON"], swiftSettings: swiftSettings),
         // OpenSSL 3 as a system library; shim.h wraps macro-only helpers.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // The only module that imports COpenSSL. No C type in its public API.
@@ -67,17 +75,19 @@ let package = Package(
         // verifyReceipt JSON, status codes, the HTTP client and the local drop-in endpoint.
         .target(
             name: "VerifyReceipt",
-            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptVerification", "ReceiptCrypto"],
+            dependencies: ["Internals", "ASN1", "JSON", "Receipts", "ReceiptVerification", "ReceiptCrypto"],
             swiftSettings: swiftSettings
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
         .target(
-            name: "FuzzTargets", dependencies: ["ASN1", "Receipts", "ReceiptVerification"], path: "Fuzz/FuzzTargets",
+            name: "FuzzTargets", dependencies: ["ASN1", "JSON", "JWS", "Receipts", "ReceiptVerification"], path: "Fuzz/FuzzTargets",
             swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
         .executableTarget(
             name: "receipt-tool",
-            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptVerification", "ReceiptSigning", "ReceiptCrypto", "VerifyReceipt"],
+            dependencies: [
+                "Internals", "ASN1", "JSON", "JWS", "Receipts", "ReceiptVerification", "ReceiptSigning", "ReceiptCrypto", "VerifyReceipt",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -89,18 +99,22 @@ let package = Package(
         .executableTarget(name: "persistence-child", dependencies: ["RMStore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
+            dependencies: ["ASN1", "JSON", "JWS", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
             path: "Benchmarks",
             swiftSettings: swiftSettings
         ),
 
         .testTarget(name: "InternalsTests", dependencies: ["Internals"], swiftSettings: swiftSettings),
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptsTests", dependencies: ["Internals", "ASN1", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "JWSTests", dependencies: ["Internals", "JSON", "JWS", "ReceiptCrypto", "FuzzTargets"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptsTests", dependencies: ["Internals", "ASN1", "JSON", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCryptoTests", dependencies: ["Internals", "ASN1", "ReceiptCrypto"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptVerificationTests",
-            dependencies: ["Internals", "ASN1", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
+            dependencies: ["Internals", "ASN1", "JSON", "Receipts", "ReceiptCrypto", "ReceiptVerification", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "persistence-child"], swiftSettings: swiftSettings),
@@ -115,7 +129,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VerifyReceiptTests",
-            dependencies: ["Internals", "VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
+            dependencies: ["Internals", "JSON", "VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool"], swiftSettings: swiftSettings),

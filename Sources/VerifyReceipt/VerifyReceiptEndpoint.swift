@@ -1,5 +1,6 @@
 public import Foundation
 import Internals
+import JSON
 public import ReceiptVerification
 import Receipts
 
