@@ -108,7 +108,7 @@ let package = Package(
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "JWSTests", dependencies: ["Internals", "JSON", "JWS", "ReceiptCrypto", "FuzzTargets"], swiftSettings: swiftSettings),
+            name: "JWSTests", dependencies: ["Internals", "JSON", "JWS", "ReceiptCrypto"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptsTests", dependencies: ["Internals", "ASN1", "JSON", "Receipts", "FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCryptoTests", dependencies: ["Internals", "ASN1", "ReceiptCrypto"], swiftSettings: swiftSettings),
