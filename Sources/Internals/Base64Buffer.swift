@@ -15,14 +15,25 @@ extension Base64 {
         try text.span.withUnsafeBufferPointer { (buffer) throws(Failure) -> [UInt8] in try decode(buffer: buffer, rules: rules) }
     }
 
-    private static let fastStandard: [UInt8] = fastTable("+/")
-    private static let fastURL: [UInt8] = fastTable("-_")
+    /// Four tables per alphabet (modp_b64's layout): entry `c` of table `k` is the 6-bit value
+    /// of character `c` shifted into place for position `k` of a 4-character group, or
+    /// `0x0100_0000` for a character outside the alphabet, so one OR of four loads both decodes
+    /// a group and detects any bad character.
+    private static let fastStandard: [UInt32] = fastTables("+/")
+    private static let fastURL: [UInt32] = fastTables("-_")
+    private static let badCharacter: UInt32 = 0x0100_0000
 
-    private static func fastTable(_ last2: String) -> [UInt8] {
-        var table = [UInt8](repeating: 0xFF, count: 256)
+    private static func fastTables(_ last2: String) -> [UInt32] {
+        var tables = [UInt32](repeating: badCharacter, count: 1024)
         let alphabet = Array(("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" + last2).utf8)
-        for (value, char) in alphabet.enumerated() { table[Int(char)] = UInt8(value) }
-        return table
+        for (value, char) in alphabet.enumerated() {
+            let v = UInt32(value)
+            tables[Int(char)] = v << 18
+            tables[256 + Int(char)] = v << 12
+            tables[512 + Int(char)] = v << 6
+            tables[768 + Int(char)] = v
+        }
+        return tables
     }
 
     /// The decoded bytes when `text` is valid under `rules` (whitespace not skipped); `nil` for
@@ -43,42 +54,45 @@ extension Base64 {
         if padding > 0 && padding != (4 - tail) % 4 { return nil }
         let full = length - tail
         let capacity = full / 4 * 3 + (tail == 0 ? 0 : tail - 1)
-        let table = rules.alphabet == .standard ? fastStandard : fastURL
-        return table.withUnsafeBufferPointer { t -> [UInt8]? in
+        let tables = rules.alphabet == .standard ? fastStandard : fastURL
+        return tables.withUnsafeBufferPointer { t -> [UInt8]? in
+            guard let t0 = t.baseAddress, let src = text.baseAddress else { return capacity == 0 && length == 0 ? [] : nil }
+            let t1 = t0 + 256
+            let t2 = t0 + 512
+            let t3 = t0 + 768
             var ok = true
             let output = [UInt8](unsafeUninitializedCapacity: capacity) { out, count in
+                guard let dst = out.baseAddress else {
+                    count = 0
+                    return
+                }
                 var i = 0
                 var o = 0
                 while i < full {
-                    let a = t[Int(text[i])]
-                    let b = t[Int(text[i + 1])]
-                    let c = t[Int(text[i + 2])]
-                    let d = t[Int(text[i + 3])]
-                    if (a | b | c | d) & 0xC0 != 0 {
+                    let v = t0[Int(src[i])] | t1[Int(src[i + 1])] | t2[Int(src[i + 2])] | t3[Int(src[i + 3])]
+                    if v >= badCharacter {
                         ok = false
                         break
                     }
-                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
-                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
-                    out[o + 2] = UInt8(truncatingIfNeeded: v)
+                    dst[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    dst[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    dst[o + 2] = UInt8(truncatingIfNeeded: v)
                     i += 4
                     o += 3
                 }
                 if ok && tail >= 2 {
-                    let a = t[Int(text[full])]
-                    let b = t[Int(text[full + 1])]
-                    let c = tail == 3 ? t[Int(text[full + 2])] : 0
-                    if (a | b | c) & 0xC0 != 0 {
+                    let c = tail == 3 ? t2[Int(src[full + 2])] : 0
+                    let v = t0[Int(src[full])] | t1[Int(src[full + 1])] | c
+                    if v >= badCharacter {
                         ok = false
                     } else if tail == 2 {
-                        if rules.requiresCanonicalTail && b & 0xF != 0 { ok = false }
-                        out[o] = a << 2 | b >> 4
+                        if rules.requiresCanonicalTail && v & 0xF000 != 0 { ok = false }
+                        dst[o] = UInt8(truncatingIfNeeded: v >> 16)
                         o += 1
                     } else {
-                        if rules.requiresCanonicalTail && c & 0x3 != 0 { ok = false }
-                        out[o] = a << 2 | b >> 4
-                        out[o + 1] = b << 4 | c >> 2
+                        if rules.requiresCanonicalTail && v & 0xC0 != 0 { ok = false }
+                        dst[o] = UInt8(truncatingIfNeeded: v >> 16)
+                        dst[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
                         o += 2
                     }
                 }

@@ -176,6 +176,20 @@ package struct JSONReader {
         guard position < end, buffer[position] == UInt8(ascii: "\"") else { throw unexpected("a string") }
         let start = position + 1
         var i = start
+        // Eight bytes at a time while none is a quote, a backslash, a control character or
+        // non-ASCII (SWAR: a byte is flagged when its top bit survives these subtractions).
+        if let base = buffer.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while end - i >= 8 {
+                let x = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                let quote = x ^ (ones &* 0x22)
+                let backslash = x ^ (ones &* 0x5C)
+                let flagged = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((x &- ones &* 0x20) & ~x) | x
+                if flagged & highs != 0 { break }
+                i += 8
+            }
+        }
         while true {
             guard i < end else { throw .make(.unexpectedEnd, i, "unterminated string") }
             let b = buffer[i]
@@ -563,6 +577,12 @@ package struct JSONKey {
             return memoryEquals(a, b, raw.count)
         }
         return owned.elementsEqual(name)
+    }
+
+    /// Whether the key is exactly `name`.
+    @inline(__always)
+    package func equals(_ name: StaticString) -> Bool {
+        equals(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
     }
 
     /// Calls `body` with the key's bytes.

@@ -29,19 +29,47 @@ public struct AdvancedCommerceInfo: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case consistencyToken
-        case descriptors
-        case estimatedTax
-        case items
-        case period
-        case requestReferenceId
-        case taxCode
-        case taxExclusivePrice
-        case taxRate
-    }
+    enum Field: Int, PayloadField {
+        case consistencyToken, descriptors, estimatedTax, items, period, requestReferenceId, taxCode, taxExclusivePrice, taxRate
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .consistencyToken: "consistencyToken"
+            case .descriptors: "descriptors"
+            case .estimatedTax: "estimatedTax"
+            case .items: "items"
+            case .period: "period"
+            case .requestReferenceId: "requestReferenceId"
+            case .taxCode: "taxCode"
+            case .taxExclusivePrice: "taxExclusivePrice"
+            case .taxRate: "taxRate"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 5:
+                if key.equals("items") { return .items }
+            case 6:
+                if key.equals("period") { return .period }
+            case 7:
+                if key.equals("taxCode") { return .taxCode }
+                if key.equals("taxRate") { return .taxRate }
+            case 11:
+                if key.equals("descriptors") { return .descriptors }
+            case 12:
+                if key.equals("estimatedTax") { return .estimatedTax }
+            case 16:
+                if key.equals("consistencyToken") { return .consistencyToken }
+            case 17:
+                if key.equals("taxExclusivePrice") { return .taxExclusivePrice }
+            case 18:
+                if key.equals("requestReferenceId") { return .requestReferenceId }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -61,7 +89,7 @@ public struct AdvancedCommerceInfo: Sendable, Equatable {
         var taxExclusivePrice: Int64?
         var taxRate: String?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .consistencyToken: consistencyToken = try reader.string(field)
             case .descriptors: descriptors = try AdvancedCommerceDescriptors(reading: &reader, context: "descriptors")
@@ -122,12 +150,26 @@ public struct AdvancedCommerceDescriptors: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case description
-        case displayName
-    }
+    enum Field: Int, PayloadField {
+        case description, displayName
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .description: "description"
+            case .displayName: "displayName"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 11:
+                if key.equals("description") { return .description }
+                if key.equals("displayName") { return .displayName }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -140,7 +182,7 @@ public struct AdvancedCommerceDescriptors: Sendable, Equatable {
         var description: String?
         var displayName: String?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .description: description = try reader.string(field)
             case .displayName: displayName = try reader.string(field)
@@ -191,18 +233,43 @@ public struct AdvancedCommerceItem: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case sku = "SKU"
-        case description
-        case displayName
-        case offer
-        case price
-        case refunds
-        case revocationDate
-        case priceIncreaseInfo
-    }
+    enum Field: Int, PayloadField {
+        case sku, description, displayName, offer, price, refunds, revocationDate, priceIncreaseInfo
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .sku: "SKU"
+            case .description: "description"
+            case .displayName: "displayName"
+            case .offer: "offer"
+            case .price: "price"
+            case .refunds: "refunds"
+            case .revocationDate: "revocationDate"
+            case .priceIncreaseInfo: "priceIncreaseInfo"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 3:
+                if key.equals("SKU") { return .sku }
+            case 5:
+                if key.equals("offer") { return .offer }
+                if key.equals("price") { return .price }
+            case 7:
+                if key.equals("refunds") { return .refunds }
+            case 11:
+                if key.equals("description") { return .description }
+                if key.equals("displayName") { return .displayName }
+            case 14:
+                if key.equals("revocationDate") { return .revocationDate }
+            case 17:
+                if key.equals("priceIncreaseInfo") { return .priceIncreaseInfo }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -221,7 +288,7 @@ public struct AdvancedCommerceItem: Sendable, Equatable {
         var revocationDate: JWSDate?
         var priceIncreaseInfo: AdvancedCommercePriceIncreaseInfo?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .sku: sku = try reader.string(field)
             case .description: description = try reader.string(field)
@@ -284,14 +351,32 @@ public struct AdvancedCommerceOffer: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case period
-        case periodCount
-        case price
-        case reason
-    }
+    enum Field: Int, PayloadField {
+        case period, periodCount, price, reason
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .period: "period"
+            case .periodCount: "periodCount"
+            case .price: "price"
+            case .reason: "reason"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 5:
+                if key.equals("price") { return .price }
+            case 6:
+                if key.equals("period") { return .period }
+                if key.equals("reason") { return .reason }
+            case 11:
+                if key.equals("periodCount") { return .periodCount }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -306,7 +391,7 @@ public struct AdvancedCommerceOffer: Sendable, Equatable {
         var price: Int64?
         var reason: String?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .period: period = try reader.string(field)
             case .periodCount: periodCount = try reader.int64(field)
@@ -353,14 +438,31 @@ public struct AdvancedCommerceRefund: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case refundAmount
-        case refundDate
-        case refundReason
-        case refundType
-    }
+    enum Field: Int, PayloadField {
+        case refundAmount, refundDate, refundReason, refundType
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .refundAmount: "refundAmount"
+            case .refundDate: "refundDate"
+            case .refundReason: "refundReason"
+            case .refundType: "refundType"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 10:
+                if key.equals("refundDate") { return .refundDate }
+                if key.equals("refundType") { return .refundType }
+            case 12:
+                if key.equals("refundAmount") { return .refundAmount }
+                if key.equals("refundReason") { return .refundReason }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -375,7 +477,7 @@ public struct AdvancedCommerceRefund: Sendable, Equatable {
         var refundReason: String?
         var refundType: String?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .refundAmount: refundAmount = try reader.int64(field)
             case .refundDate: refundDate = try reader.date(field)
@@ -420,13 +522,30 @@ public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case dependentSKUs
-        case price
-        case status
-    }
+    enum Field: Int, PayloadField {
+        case dependentSKUs, price, status
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .dependentSKUs: "dependentSKUs"
+            case .price: "price"
+            case .status: "status"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 5:
+                if key.equals("price") { return .price }
+            case 6:
+                if key.equals("status") { return .status }
+            case 13:
+                if key.equals("dependentSKUs") { return .dependentSKUs }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -440,7 +559,7 @@ public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable {
         var price: Int64?
         var status: String?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .dependentSKUs: dependentSKUs = try reader.strings(field)
             case .price: price = try reader.int64(field)
@@ -497,19 +616,47 @@ public struct CommitmentInfo: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case billingPeriodNumber
-        case commitmentExpiresDate
-        case commitmentPrice
-        case totalBillingPeriods
-        case commitmentAutoRenewProductId
-        case commitmentAutoRenewStatus
-        case commitmentRenewalBillingPlanType
-        case commitmentRenewalDate
-        case commitmentRenewalPrice
-    }
+    enum Field: Int, PayloadField {
+        case billingPeriodNumber, commitmentExpiresDate, commitmentPrice, totalBillingPeriods, commitmentAutoRenewProductId,
+            commitmentAutoRenewStatus, commitmentRenewalBillingPlanType, commitmentRenewalDate, commitmentRenewalPrice
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .billingPeriodNumber: "billingPeriodNumber"
+            case .commitmentExpiresDate: "commitmentExpiresDate"
+            case .commitmentPrice: "commitmentPrice"
+            case .totalBillingPeriods: "totalBillingPeriods"
+            case .commitmentAutoRenewProductId: "commitmentAutoRenewProductId"
+            case .commitmentAutoRenewStatus: "commitmentAutoRenewStatus"
+            case .commitmentRenewalBillingPlanType: "commitmentRenewalBillingPlanType"
+            case .commitmentRenewalDate: "commitmentRenewalDate"
+            case .commitmentRenewalPrice: "commitmentRenewalPrice"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 15:
+                if key.equals("commitmentPrice") { return .commitmentPrice }
+            case 19:
+                if key.equals("billingPeriodNumber") { return .billingPeriodNumber }
+                if key.equals("totalBillingPeriods") { return .totalBillingPeriods }
+            case 21:
+                if key.equals("commitmentExpiresDate") { return .commitmentExpiresDate }
+                if key.equals("commitmentRenewalDate") { return .commitmentRenewalDate }
+            case 22:
+                if key.equals("commitmentRenewalPrice") { return .commitmentRenewalPrice }
+            case 25:
+                if key.equals("commitmentAutoRenewStatus") { return .commitmentAutoRenewStatus }
+            case 28:
+                if key.equals("commitmentAutoRenewProductId") { return .commitmentAutoRenewProductId }
+            case 32:
+                if key.equals("commitmentRenewalBillingPlanType") { return .commitmentRenewalBillingPlanType }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -529,7 +676,7 @@ public struct CommitmentInfo: Sendable, Equatable {
         var commitmentRenewalDate: JWSDate?
         var commitmentRenewalPrice: Int64?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .billingPeriodNumber: billingPeriodNumber = try reader.int64(field)
             case .commitmentExpiresDate: commitmentExpiresDate = try reader.date(field)

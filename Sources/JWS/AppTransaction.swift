@@ -40,24 +40,62 @@ public struct AppTransaction: JWSPayload, Equatable {
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: String, PayloadField {
-        case receiptType
-        case appAppleId
-        case bundleId
-        case applicationVersion
-        case versionExternalIdentifier
-        case receiptCreationDate
-        case originalPurchaseDate
-        case originalApplicationVersion
-        case deviceVerification
-        case deviceVerificationNonce
-        case preorderDate
-        case appTransactionId
-        case originalPlatform
-        case requestDate
-    }
+    enum Field: Int, PayloadField {
+        case receiptType, appAppleId, bundleId, applicationVersion, versionExternalIdentifier, receiptCreationDate, originalPurchaseDate,
+            originalApplicationVersion, deviceVerification, deviceVerificationNonce, preorderDate, appTransactionId, originalPlatform,
+            requestDate
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .receiptType: "receiptType"
+            case .appAppleId: "appAppleId"
+            case .bundleId: "bundleId"
+            case .applicationVersion: "applicationVersion"
+            case .versionExternalIdentifier: "versionExternalIdentifier"
+            case .receiptCreationDate: "receiptCreationDate"
+            case .originalPurchaseDate: "originalPurchaseDate"
+            case .originalApplicationVersion: "originalApplicationVersion"
+            case .deviceVerification: "deviceVerification"
+            case .deviceVerificationNonce: "deviceVerificationNonce"
+            case .preorderDate: "preorderDate"
+            case .appTransactionId: "appTransactionId"
+            case .originalPlatform: "originalPlatform"
+            case .requestDate: "requestDate"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 8:
+                if key.equals("bundleId") { return .bundleId }
+            case 10:
+                if key.equals("appAppleId") { return .appAppleId }
+            case 11:
+                if key.equals("receiptType") { return .receiptType }
+                if key.equals("requestDate") { return .requestDate }
+            case 12:
+                if key.equals("preorderDate") { return .preorderDate }
+            case 16:
+                if key.equals("appTransactionId") { return .appTransactionId }
+                if key.equals("originalPlatform") { return .originalPlatform }
+            case 18:
+                if key.equals("applicationVersion") { return .applicationVersion }
+                if key.equals("deviceVerification") { return .deviceVerification }
+            case 19:
+                if key.equals("receiptCreationDate") { return .receiptCreationDate }
+            case 20:
+                if key.equals("originalPurchaseDate") { return .originalPurchaseDate }
+            case 23:
+                if key.equals("deviceVerificationNonce") { return .deviceVerificationNonce }
+            case 25:
+                if key.equals("versionExternalIdentifier") { return .versionExternalIdentifier }
+            case 26:
+                if key.equals("originalApplicationVersion") { return .originalApplicationVersion }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the JSON payload; verifies nothing.
     public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
@@ -82,7 +120,7 @@ public struct AppTransaction: JWSPayload, Equatable {
         var originalPlatform: PurchasePlatform?
         var requestDate: JWSDate?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .receiptType: receiptType = Environment(rawValue: try reader.string(field))
             case .appAppleId: appAppleId = try reader.int64(field)

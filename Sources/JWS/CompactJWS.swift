@@ -1,6 +1,12 @@
 import Internals
 public import JSON
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Bounds applied while reading a JWS, so no token costs unbounded memory or time.
 public struct JWSLimits: Sendable, Hashable {
     /// Longest accepted token, in bytes (a notification with two nested tokens is about 18 KB).
@@ -83,13 +89,16 @@ public struct CompactJWS: Sendable, Hashable {
     public var text: String { String(decoding: token, as: UTF8.self) }
 
     /// Splits and decodes a compact JWS.
+    ///
+    /// With a `headerCache`, a header segment seen before (same bytes, same limits) is not
+    /// decoded again; the result is the same either way.
     /// - Throws: ``JWSError`` with the offset of the first offending byte of `token`.
-    public init(_ token: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
+    public init(_ token: [UInt8], limits: JWSLimits = .default, headerCache: JWSHeaderCache? = nil) throws(JWSError) {
         guard token.count <= limits.maximumTokenSize else {
             throw .make(.tokenTooLarge, limits.maximumTokenSize, "a token of \(token.count) bytes exceeds \(limits.maximumTokenSize)")
         }
         let parts = try token.span.withUnsafeBufferPointer { (buffer) throws(JWSError) -> Parts in
-            try Self.split(buffer, limits: limits)
+            try Self.split(buffer, limits: limits, headerCache: headerCache)
         }
         self.token = token
         self.headerEnd = parts.firstDot
@@ -101,13 +110,13 @@ public struct CompactJWS: Sendable, Hashable {
     }
 
     /// Splits and decodes a compact JWS given as text.
-    public init(_ token: String, limits: JWSLimits = .default) throws(JWSError) {
-        try self.init(Array(token.utf8), limits: limits)
+    public init(_ token: String, limits: JWSLimits = .default, headerCache: JWSHeaderCache? = nil) throws(JWSError) {
+        try self.init(Array(token.utf8), limits: limits, headerCache: headerCache)
     }
 
     /// Splits and decodes a compact JWS held in a slice; offsets count from the slice's start.
-    public init(_ token: ArraySlice<UInt8>, limits: JWSLimits = .default) throws(JWSError) {
-        try self.init(Array(token), limits: limits)
+    public init(_ token: ArraySlice<UInt8>, limits: JWSLimits = .default, headerCache: JWSHeaderCache? = nil) throws(JWSError) {
+        try self.init(Array(token), limits: limits, headerCache: headerCache)
     }
 
     /// Decodes the payload as `type` **without verifying anything** (see the type's
@@ -131,36 +140,36 @@ public struct CompactJWS: Sendable, Hashable {
         var signature: [UInt8]
     }
 
-    static func split(_ buffer: UnsafeBufferPointer<UInt8>, limits: JWSLimits) throws(JWSError) -> Parts {
-        var dots = (0, 0)
-        var found = 0
-        var i = 0
+    static func split(_ buffer: UnsafeBufferPointer<UInt8>, limits: JWSLimits, headerCache: JWSHeaderCache?) throws(JWSError) -> Parts {
         let count = buffer.count
-        while i < count {
-            if buffer[i] == UInt8(ascii: ".") {
-                if found == 2 { throw .make(.wrongSegmentCount, i, "more than three segments (a third '.')") }
-                if found == 0 { dots.0 = i } else { dots.1 = i }
-                found += 1
-            }
-            i += 1
+        guard let first = Self.firstDot(buffer, from: 0) else {
+            throw .make(.wrongSegmentCount, count, "one segment (no '.')")
         }
-        guard found == 2 else {
-            throw .make(.wrongSegmentCount, count, found == 0 ? "one segment (no '.')" : "two segments (one '.')")
+        guard let second = Self.firstDot(buffer, from: first + 1) else {
+            throw .make(.wrongSegmentCount, count, "two segments (one '.')")
         }
-        let (first, second) = dots
+        if let third = Self.firstDot(buffer, from: second + 1) {
+            throw .make(.wrongSegmentCount, third, "more than three segments (a third '.')")
+        }
         // The header: strict base64url, bounded before decoding.
         guard first / 4 * 3 <= limits.maximumHeaderSize else {
             throw .make(.headerTooLarge, 0, "a header of about \(first / 4 * 3) bytes exceeds \(limits.maximumHeaderSize)")
         }
-        let headerJSON = try decodeSegment(buffer, 0..<first, "header")
-        guard headerJSON.count <= limits.maximumHeaderSize else {
-            throw .make(.headerTooLarge, 0, "a header of \(headerJSON.count) bytes exceeds \(limits.maximumHeaderSize)")
-        }
+        let headerSegment = UnsafeBufferPointer(rebasing: buffer[0..<first])
         let header: JWSHeader
-        do {
-            header = try JWSHeader(json: headerJSON, limits: limits)
-        } catch {
-            throw error.mapped(toSegmentAt: 0)
+        if let cached = headerCache?.header(for: headerSegment, limits: limits) {
+            header = cached
+        } else {
+            let headerJSON = try decodeSegment(buffer, 0..<first, "header")
+            guard headerJSON.count <= limits.maximumHeaderSize else {
+                throw .make(.headerTooLarge, 0, "a header of \(headerJSON.count) bytes exceeds \(limits.maximumHeaderSize)")
+            }
+            do {
+                header = try JWSHeader(json: headerJSON, limits: limits)
+            } catch {
+                throw error.mapped(toSegmentAt: 0)
+            }
+            headerCache?.insert(header, for: headerSegment, limits: limits)
         }
         let payload = try decodeSegment(buffer, first + 1..<second, "payload")
         let signatureLength = count - second - 1
@@ -174,6 +183,13 @@ public struct CompactJWS: Sendable, Hashable {
             throw .make(.signatureTooLarge, second + 1, "a signature of \(signature.count) bytes exceeds \(limits.maximumSignatureSize)")
         }
         return Parts(firstDot: first, secondDot: second, header: header, payload: payload, signature: signature)
+    }
+
+    /// The position of the first `.` at or after `start`.
+    static func firstDot(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard start < buffer.count, let base = buffer.baseAddress else { return nil }
+        guard let found = memchr(base + start, Int32(UInt8(ascii: ".")), buffer.count - start) else { return nil }
+        return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
     }
 
     static func decodeSegment(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ name: String) throws(JWSError) -> [UInt8] {

@@ -41,11 +41,27 @@ public struct JWSHeader: Sendable, Hashable {
     /// The decoded header JSON, exactly.
     public let json: [UInt8]
 
-    enum Field: String, PayloadField {
+    enum Field: Int, PayloadField {
         case alg, x5c, kid, typ
-    }
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .alg: "alg"
+            case .x5c: "x5c"
+            case .kid: "kid"
+            case .typ: "typ"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            guard key.count == 3 else { return nil }
+            if key.equals("alg") { return .alg }
+            if key.equals("x5c") { return .x5c }
+            if key.equals("kid") { return .kid }
+            if key.equals("typ") { return .typ }
+            return nil
+        }
+    }
 
     /// Reads a header from its decoded JSON.
     /// - Throws: ``JWSError`` with offsets in `json`.
@@ -69,7 +85,7 @@ public struct JWSHeader: Sendable, Hashable {
         while true {
             let next: Field?
             do {
-                next = try reader.nextField(&state, Self.fields, nullIsError: true)
+                next = try reader.nextField(&state, nullIsError: true)
             } catch {
                 throw Self.asHeaderError(error)
             }
@@ -110,6 +126,7 @@ public struct JWSHeader: Sendable, Hashable {
             throw .json(error, context: "x5c")
         }
         var chain: [[UInt8]] = []
+        chain.reserveCapacity(3)
         while true {
             let more: Bool
             do throws(JSONError) {

@@ -65,36 +65,92 @@ public struct JWSRenewalInfo: JWSPayload, Equatable {
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: String, PayloadField {
-        case expirationIntent
-        case originalTransactionId
-        case autoRenewProductId
-        case productId
-        case autoRenewStatus
-        case isInBillingRetryPeriod
-        case priceIncreaseStatus
-        case gracePeriodExpiresDate
-        case offerType
-        case offerIdentifier
-        case signedDate
-        case environment
-        case recentSubscriptionStartDate
-        case renewalDate
-        case currency
-        case renewalPrice
-        case offerDiscountType
-        case eligibleWinBackOfferIds
-        case appAccountToken
-        case appTransactionId
-        case offerPeriod
-        case advancedCommerceInfo
-        case commitmentInfo
-        case renewalBillingPlanType
-        case deviceVerification
-        case deviceVerificationNonce
-    }
+    enum Field: Int, PayloadField {
+        case expirationIntent, originalTransactionId, autoRenewProductId, productId, autoRenewStatus, isInBillingRetryPeriod,
+            priceIncreaseStatus, gracePeriodExpiresDate, offerType, offerIdentifier, signedDate, environment, recentSubscriptionStartDate,
+            renewalDate, currency, renewalPrice, offerDiscountType, eligibleWinBackOfferIds, appAccountToken, appTransactionId, offerPeriod,
+            advancedCommerceInfo, commitmentInfo, renewalBillingPlanType, deviceVerification, deviceVerificationNonce
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .expirationIntent: "expirationIntent"
+            case .originalTransactionId: "originalTransactionId"
+            case .autoRenewProductId: "autoRenewProductId"
+            case .productId: "productId"
+            case .autoRenewStatus: "autoRenewStatus"
+            case .isInBillingRetryPeriod: "isInBillingRetryPeriod"
+            case .priceIncreaseStatus: "priceIncreaseStatus"
+            case .gracePeriodExpiresDate: "gracePeriodExpiresDate"
+            case .offerType: "offerType"
+            case .offerIdentifier: "offerIdentifier"
+            case .signedDate: "signedDate"
+            case .environment: "environment"
+            case .recentSubscriptionStartDate: "recentSubscriptionStartDate"
+            case .renewalDate: "renewalDate"
+            case .currency: "currency"
+            case .renewalPrice: "renewalPrice"
+            case .offerDiscountType: "offerDiscountType"
+            case .eligibleWinBackOfferIds: "eligibleWinBackOfferIds"
+            case .appAccountToken: "appAccountToken"
+            case .appTransactionId: "appTransactionId"
+            case .offerPeriod: "offerPeriod"
+            case .advancedCommerceInfo: "advancedCommerceInfo"
+            case .commitmentInfo: "commitmentInfo"
+            case .renewalBillingPlanType: "renewalBillingPlanType"
+            case .deviceVerification: "deviceVerification"
+            case .deviceVerificationNonce: "deviceVerificationNonce"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 8:
+                if key.equals("currency") { return .currency }
+            case 9:
+                if key.equals("productId") { return .productId }
+                if key.equals("offerType") { return .offerType }
+            case 10:
+                if key.equals("signedDate") { return .signedDate }
+            case 11:
+                if key.equals("environment") { return .environment }
+                if key.equals("renewalDate") { return .renewalDate }
+                if key.equals("offerPeriod") { return .offerPeriod }
+            case 12:
+                if key.equals("renewalPrice") { return .renewalPrice }
+            case 14:
+                if key.equals("commitmentInfo") { return .commitmentInfo }
+            case 15:
+                if key.equals("autoRenewStatus") { return .autoRenewStatus }
+                if key.equals("offerIdentifier") { return .offerIdentifier }
+                if key.equals("appAccountToken") { return .appAccountToken }
+            case 16:
+                if key.equals("expirationIntent") { return .expirationIntent }
+                if key.equals("appTransactionId") { return .appTransactionId }
+            case 17:
+                if key.equals("offerDiscountType") { return .offerDiscountType }
+            case 18:
+                if key.equals("autoRenewProductId") { return .autoRenewProductId }
+                if key.equals("deviceVerification") { return .deviceVerification }
+            case 19:
+                if key.equals("priceIncreaseStatus") { return .priceIncreaseStatus }
+            case 20:
+                if key.equals("advancedCommerceInfo") { return .advancedCommerceInfo }
+            case 21:
+                if key.equals("originalTransactionId") { return .originalTransactionId }
+            case 22:
+                if key.equals("isInBillingRetryPeriod") { return .isInBillingRetryPeriod }
+                if key.equals("gracePeriodExpiresDate") { return .gracePeriodExpiresDate }
+                if key.equals("renewalBillingPlanType") { return .renewalBillingPlanType }
+            case 23:
+                if key.equals("eligibleWinBackOfferIds") { return .eligibleWinBackOfferIds }
+                if key.equals("deviceVerificationNonce") { return .deviceVerificationNonce }
+            case 27:
+                if key.equals("recentSubscriptionStartDate") { return .recentSubscriptionStartDate }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the JSON payload; verifies nothing.
     public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
@@ -131,7 +187,7 @@ public struct JWSRenewalInfo: JWSPayload, Equatable {
         var deviceVerification: String?
         var deviceVerificationNonce: String?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .expirationIntent: expirationIntent = ExpirationIntent(rawValue: try reader.int64(field))
             case .originalTransactionId: originalTransactionId = try reader.string(field)

@@ -83,45 +83,112 @@ public struct JWSTransaction: JWSPayload, Equatable {
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: String, PayloadField {
-        case originalTransactionId
-        case transactionId
-        case webOrderLineItemId
-        case bundleId
-        case productId
-        case subscriptionGroupIdentifier
-        case purchaseDate
-        case originalPurchaseDate
-        case expiresDate
-        case quantity
-        case type
-        case appAccountToken
-        case inAppOwnershipType
-        case signedDate
-        case revocationReason
-        case revocationDate
-        case isUpgraded
-        case offerType
-        case offerIdentifier
-        case environment
-        case storefront
-        case storefrontId
-        case transactionReason
-        case currency
-        case price
-        case offerDiscountType
-        case appTransactionId
-        case offerPeriod
-        case revocationType
-        case revocationPercentage
-        case advancedCommerceInfo
-        case billingPlanType
-        case commitmentInfo
-        case deviceVerification
-        case deviceVerificationNonce
-    }
+    enum Field: Int, PayloadField {
+        case originalTransactionId, transactionId, webOrderLineItemId, bundleId, productId, subscriptionGroupIdentifier, purchaseDate,
+            originalPurchaseDate, expiresDate, quantity, type, appAccountToken, inAppOwnershipType, signedDate, revocationReason,
+            revocationDate, isUpgraded, offerType, offerIdentifier, environment, storefront, storefrontId, transactionReason, currency,
+            price, offerDiscountType, appTransactionId, offerPeriod, revocationType, revocationPercentage, advancedCommerceInfo,
+            billingPlanType, commitmentInfo, deviceVerification, deviceVerificationNonce
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .originalTransactionId: "originalTransactionId"
+            case .transactionId: "transactionId"
+            case .webOrderLineItemId: "webOrderLineItemId"
+            case .bundleId: "bundleId"
+            case .productId: "productId"
+            case .subscriptionGroupIdentifier: "subscriptionGroupIdentifier"
+            case .purchaseDate: "purchaseDate"
+            case .originalPurchaseDate: "originalPurchaseDate"
+            case .expiresDate: "expiresDate"
+            case .quantity: "quantity"
+            case .type: "type"
+            case .appAccountToken: "appAccountToken"
+            case .inAppOwnershipType: "inAppOwnershipType"
+            case .signedDate: "signedDate"
+            case .revocationReason: "revocationReason"
+            case .revocationDate: "revocationDate"
+            case .isUpgraded: "isUpgraded"
+            case .offerType: "offerType"
+            case .offerIdentifier: "offerIdentifier"
+            case .environment: "environment"
+            case .storefront: "storefront"
+            case .storefrontId: "storefrontId"
+            case .transactionReason: "transactionReason"
+            case .currency: "currency"
+            case .price: "price"
+            case .offerDiscountType: "offerDiscountType"
+            case .appTransactionId: "appTransactionId"
+            case .offerPeriod: "offerPeriod"
+            case .revocationType: "revocationType"
+            case .revocationPercentage: "revocationPercentage"
+            case .advancedCommerceInfo: "advancedCommerceInfo"
+            case .billingPlanType: "billingPlanType"
+            case .commitmentInfo: "commitmentInfo"
+            case .deviceVerification: "deviceVerification"
+            case .deviceVerificationNonce: "deviceVerificationNonce"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 4:
+                if key.equals("type") { return .type }
+            case 5:
+                if key.equals("price") { return .price }
+            case 8:
+                if key.equals("bundleId") { return .bundleId }
+                if key.equals("quantity") { return .quantity }
+                if key.equals("currency") { return .currency }
+            case 9:
+                if key.equals("productId") { return .productId }
+                if key.equals("offerType") { return .offerType }
+            case 10:
+                if key.equals("signedDate") { return .signedDate }
+                if key.equals("isUpgraded") { return .isUpgraded }
+                if key.equals("storefront") { return .storefront }
+            case 11:
+                if key.equals("expiresDate") { return .expiresDate }
+                if key.equals("environment") { return .environment }
+                if key.equals("offerPeriod") { return .offerPeriod }
+            case 12:
+                if key.equals("purchaseDate") { return .purchaseDate }
+                if key.equals("storefrontId") { return .storefrontId }
+            case 13:
+                if key.equals("transactionId") { return .transactionId }
+            case 14:
+                if key.equals("revocationDate") { return .revocationDate }
+                if key.equals("revocationType") { return .revocationType }
+                if key.equals("commitmentInfo") { return .commitmentInfo }
+            case 15:
+                if key.equals("appAccountToken") { return .appAccountToken }
+                if key.equals("offerIdentifier") { return .offerIdentifier }
+                if key.equals("billingPlanType") { return .billingPlanType }
+            case 16:
+                if key.equals("revocationReason") { return .revocationReason }
+                if key.equals("appTransactionId") { return .appTransactionId }
+            case 17:
+                if key.equals("transactionReason") { return .transactionReason }
+                if key.equals("offerDiscountType") { return .offerDiscountType }
+            case 18:
+                if key.equals("webOrderLineItemId") { return .webOrderLineItemId }
+                if key.equals("inAppOwnershipType") { return .inAppOwnershipType }
+                if key.equals("deviceVerification") { return .deviceVerification }
+            case 20:
+                if key.equals("originalPurchaseDate") { return .originalPurchaseDate }
+                if key.equals("revocationPercentage") { return .revocationPercentage }
+                if key.equals("advancedCommerceInfo") { return .advancedCommerceInfo }
+            case 21:
+                if key.equals("originalTransactionId") { return .originalTransactionId }
+            case 23:
+                if key.equals("deviceVerificationNonce") { return .deviceVerificationNonce }
+            case 27:
+                if key.equals("subscriptionGroupIdentifier") { return .subscriptionGroupIdentifier }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the JSON payload; verifies nothing.
     public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
@@ -167,7 +234,7 @@ public struct JWSTransaction: JWSPayload, Equatable {
         var deviceVerification: String?
         var deviceVerificationNonce: String?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .originalTransactionId: originalTransactionId = try reader.string(field)
             case .transactionId: transactionId = try reader.string(field)

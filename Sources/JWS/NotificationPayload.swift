@@ -32,19 +32,44 @@ public struct NotificationPayload: JWSPayload, Equatable {
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: String, PayloadField {
-        case notificationType
-        case subtype
-        case notificationUUID
-        case data
-        case summary
-        case externalPurchaseToken
-        case appData
-        case version
-        case signedDate
-    }
+    enum Field: Int, PayloadField {
+        case notificationType, subtype, notificationUUID, data, summary, externalPurchaseToken, appData, version, signedDate
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .notificationType: "notificationType"
+            case .subtype: "subtype"
+            case .notificationUUID: "notificationUUID"
+            case .data: "data"
+            case .summary: "summary"
+            case .externalPurchaseToken: "externalPurchaseToken"
+            case .appData: "appData"
+            case .version: "version"
+            case .signedDate: "signedDate"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 4:
+                if key.equals("data") { return .data }
+            case 7:
+                if key.equals("subtype") { return .subtype }
+                if key.equals("summary") { return .summary }
+                if key.equals("appData") { return .appData }
+                if key.equals("version") { return .version }
+            case 10:
+                if key.equals("signedDate") { return .signedDate }
+            case 16:
+                if key.equals("notificationType") { return .notificationType }
+                if key.equals("notificationUUID") { return .notificationUUID }
+            case 21:
+                if key.equals("externalPurchaseToken") { return .externalPurchaseToken }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the JSON payload; verifies nothing.
     public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
@@ -64,7 +89,7 @@ public struct NotificationPayload: JWSPayload, Equatable {
         var version: String?
         var signedDate: JWSDate?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .notificationType: notificationType = NotificationType(rawValue: try reader.string(field))
             case .subtype: subtype = NotificationSubtype(rawValue: try reader.string(field))
@@ -137,18 +162,45 @@ public struct NotificationData: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case appAppleId
-        case bundleId
-        case bundleVersion
-        case environment
-        case signedRenewalInfo
-        case signedTransactionInfo
-        case status
-        case consumptionRequestReason
-    }
+    enum Field: Int, PayloadField {
+        case appAppleId, bundleId, bundleVersion, environment, signedRenewalInfo, signedTransactionInfo, status, consumptionRequestReason
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .appAppleId: "appAppleId"
+            case .bundleId: "bundleId"
+            case .bundleVersion: "bundleVersion"
+            case .environment: "environment"
+            case .signedRenewalInfo: "signedRenewalInfo"
+            case .signedTransactionInfo: "signedTransactionInfo"
+            case .status: "status"
+            case .consumptionRequestReason: "consumptionRequestReason"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 6:
+                if key.equals("status") { return .status }
+            case 8:
+                if key.equals("bundleId") { return .bundleId }
+            case 10:
+                if key.equals("appAppleId") { return .appAppleId }
+            case 11:
+                if key.equals("environment") { return .environment }
+            case 13:
+                if key.equals("bundleVersion") { return .bundleVersion }
+            case 17:
+                if key.equals("signedRenewalInfo") { return .signedRenewalInfo }
+            case 21:
+                if key.equals("signedTransactionInfo") { return .signedTransactionInfo }
+            case 24:
+                if key.equals("consumptionRequestReason") { return .consumptionRequestReason }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -167,7 +219,7 @@ public struct NotificationData: Sendable, Equatable {
         var status: SubscriptionStatus?
         var consumptionRequestReason: ConsumptionRequestReason?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .appAppleId: appAppleId = try reader.int64(field)
             case .bundleId: bundleId = try reader.string(field)
@@ -234,18 +286,44 @@ public struct NotificationSummary: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case environment
-        case appAppleId
-        case bundleId
-        case productId
-        case requestIdentifier
-        case storefrontCountryCodes
-        case succeededCount
-        case failedCount
-    }
+    enum Field: Int, PayloadField {
+        case environment, appAppleId, bundleId, productId, requestIdentifier, storefrontCountryCodes, succeededCount, failedCount
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .environment: "environment"
+            case .appAppleId: "appAppleId"
+            case .bundleId: "bundleId"
+            case .productId: "productId"
+            case .requestIdentifier: "requestIdentifier"
+            case .storefrontCountryCodes: "storefrontCountryCodes"
+            case .succeededCount: "succeededCount"
+            case .failedCount: "failedCount"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 8:
+                if key.equals("bundleId") { return .bundleId }
+            case 9:
+                if key.equals("productId") { return .productId }
+            case 10:
+                if key.equals("appAppleId") { return .appAppleId }
+            case 11:
+                if key.equals("environment") { return .environment }
+                if key.equals("failedCount") { return .failedCount }
+            case 14:
+                if key.equals("succeededCount") { return .succeededCount }
+            case 17:
+                if key.equals("requestIdentifier") { return .requestIdentifier }
+            case 22:
+                if key.equals("storefrontCountryCodes") { return .storefrontCountryCodes }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -264,7 +342,7 @@ public struct NotificationSummary: Sendable, Equatable {
         var succeededCount: Int64?
         var failedCount: Int64?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .environment: environment = Environment(rawValue: try reader.string(field))
             case .appAppleId: appAppleId = try reader.int64(field)
@@ -324,14 +402,33 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case externalPurchaseId
-        case tokenCreationDate
-        case appAppleId
-        case bundleId
-    }
+    enum Field: Int, PayloadField {
+        case externalPurchaseId, tokenCreationDate, appAppleId, bundleId
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .externalPurchaseId: "externalPurchaseId"
+            case .tokenCreationDate: "tokenCreationDate"
+            case .appAppleId: "appAppleId"
+            case .bundleId: "bundleId"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 8:
+                if key.equals("bundleId") { return .bundleId }
+            case 10:
+                if key.equals("appAppleId") { return .appAppleId }
+            case 17:
+                if key.equals("tokenCreationDate") { return .tokenCreationDate }
+            case 18:
+                if key.equals("externalPurchaseId") { return .externalPurchaseId }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -346,7 +443,7 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
         var appAppleId: Int64?
         var bundleId: String?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .externalPurchaseId: externalPurchaseId = try reader.string(field)
             case .tokenCreationDate: tokenCreationDate = try reader.date(field)
@@ -393,14 +490,33 @@ public struct AppData: Sendable, Equatable {
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
-    enum Field: String, PayloadField {
-        case appAppleId
-        case bundleId
-        case environment
-        case signedAppTransactionInfo
-    }
+    enum Field: Int, PayloadField {
+        case appAppleId, bundleId, environment, signedAppTransactionInfo
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .appAppleId: "appAppleId"
+            case .bundleId: "bundleId"
+            case .environment: "environment"
+            case .signedAppTransactionInfo: "signedAppTransactionInfo"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 8:
+                if key.equals("bundleId") { return .bundleId }
+            case 10:
+                if key.equals("appAppleId") { return .appAppleId }
+            case 11:
+                if key.equals("environment") { return .environment }
+            case 24:
+                if key.equals("signedAppTransactionInfo") { return .signedAppTransactionInfo }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
@@ -415,7 +531,7 @@ public struct AppData: Sendable, Equatable {
         var environment: Environment?
         var signedAppTransactionInfo: NestedJWS<AppTransaction>?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .appAppleId: appAppleId = try reader.int64(field)
             case .bundleId: bundleId = try reader.string(field)

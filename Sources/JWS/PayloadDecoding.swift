@@ -113,35 +113,13 @@ public struct NestedJWS<Payload: JWSPayload>: Sendable, Hashable {
 
 // MARK: - Decoding machinery shared by the payload models
 
-/// The JSON names of a model's typed fields, in Apple's documentation order (also the order
-/// ``JWSPayload/jsonValue()`` writes them).
-protocol PayloadField: CaseIterable, RawRepresentable, Sendable where RawValue == String, AllCases == [Self] {}
-
-/// A lookup from key bytes to field, by length then bytes; built once per model type.
-struct FieldTable<Field: PayloadField>: Sendable {
-    struct Entry: Sendable {
-        var name: [UInt8]
-        var field: Field
-        var bit: UInt64
-    }
-    let byLength: [[Entry]]
-
-    init() {
-        var table: [[Entry]] = []
-        for (index, field) in Field.allCases.enumerated() {
-            let name = Array(field.rawValue.utf8)
-            while table.count <= name.count { table.append([]) }
-            table[name.count].append(Entry(name: name, field: field, bit: 1 << UInt64(index)))
-        }
-        byLength = table
-    }
-
-    func lookup(_ key: JSONKey) -> Entry? {
-        let length = key.count
-        guard length < byLength.count else { return nil }
-        for entry in byLength[length] where entry.name.withUnsafeBufferPointer({ key.equals($0) }) { return entry }
-        return nil
-    }
+/// A model's typed fields, in Apple's documentation order (also the order
+/// ``JWSPayload/jsonValue()`` writes them); the raw value is the bit in ``ObjectState/seen``.
+protocol PayloadField: RawRepresentable, Sendable where RawValue == Int {
+    /// The JSON member name.
+    var name: String { get }
+    /// The field a key names, if any (compares lengths first, then bytes).
+    static func lookup(_ key: JSONKey) -> Self?
 }
 
 /// The state of one object being decoded: which fields were seen (duplicates are errors) and the
@@ -195,23 +173,22 @@ struct PayloadReader {
 
     /// The next typed field with a non-null value, or `nil` at the end of the object. Unknown
     /// members and known names with a `null` value go to `state.unknown`; a repeated key throws.
-    mutating func nextField<Field: PayloadField>(
-        _ state: inout ObjectState<Field>, _ table: FieldTable<Field>, nullIsError: Bool = false
-    ) throws(JWSError) -> Field? {
+    mutating func nextField<Field: PayloadField>(_ state: inout ObjectState<Field>, nullIsError: Bool = false) throws(JWSError) -> Field? {
         do throws(JSONError) {
             while let key = try json.nextKey(&state.container) {
-                if let entry = table.lookup(key) {
-                    guard state.seen & entry.bit == 0 else { throw JSONReader.duplicate(key.string, at: key.offset) }
-                    state.seen |= entry.bit
+                if let field = Field.lookup(key) {
+                    let bit: UInt64 = 1 << UInt64(field.rawValue)
+                    guard state.seen & bit == 0 else { throw JSONReader.duplicate(key.string, at: key.offset) }
+                    state.seen |= bit
                     if json.nextIsNull() {
                         if nullIsError {
-                            throw JSONReader.error(.typeMismatch, at: json.position, "\"\(entry.field.rawValue)\" is null")
+                            throw JSONReader.error(.typeMismatch, at: json.position, "\"\(field.name)\" is null")
                         }
                         try json.readNull()
                         state.unknown.append((key.string, .null))
                         continue
                     }
-                    return entry.field
+                    return field
                 }
                 let name = key.string
                 if state.unknown.contains(where: { $0.0 == name }) { throw JSONReader.duplicate(name, at: key.offset) }
@@ -227,7 +204,7 @@ struct PayloadReader {
         do {
             return try json.readString()
         } catch {
-            throw fail(error, field.rawValue)
+            throw fail(error, field.name)
         }
     }
 
@@ -235,14 +212,14 @@ struct PayloadReader {
         do {
             return try json.readInt64()
         } catch {
-            throw fail(error, field.rawValue)
+            throw fail(error, field.name)
         }
     }
 
     mutating func int(_ field: some PayloadField) throws(JWSError) -> Int {
         let value = try int64(field)
         guard let int = Int(exactly: value) else {
-            throw fail(JSONReader.error(.numberDoesNotFit, at: json.position, "does not fit in Int"), field.rawValue)
+            throw fail(JSONReader.error(.numberDoesNotFit, at: json.position, "does not fit in Int"), field.name)
         }
         return int
     }
@@ -251,20 +228,25 @@ struct PayloadReader {
         do {
             return try json.readBool()
         } catch {
-            throw fail(error, field.rawValue)
+            throw fail(error, field.name)
         }
     }
 
     mutating func date(_ field: some PayloadField) throws(JWSError) -> JWSDate {
         do throws(JSONError) {
             let range = try json.readNumberRange()
-            let text = String(decoding: UnsafeBufferPointer(rebasing: json.buffer[range]), as: UTF8.self)
+            let digits = UnsafeBufferPointer(rebasing: json.buffer[range])
+            let text = String(decoding: digits, as: UTF8.self)
+            // Integer milliseconds (every App Store date) convert exactly without strtod.
+            if case .value(let ms) = JSONNumber.int64(digits), ms.magnitude <= 8_640_000_000_000_000 {
+                return JWSDate(validatedText: text, value: Double(ms))
+            }
             guard let value = JSONNumber.double(text), abs(value) <= JWSDate.maximumMagnitude else {
                 throw JSONReader.error(.numberDoesNotFit, at: range.lowerBound, "\(text) is not a date in milliseconds since 1970")
             }
             return JWSDate(validatedText: text, value: value)
         } catch {
-            throw fail(error, field.rawValue)
+            throw fail(error, field.name)
         }
     }
 
@@ -276,7 +258,7 @@ struct PayloadReader {
             while try json.nextElement(&state) { result.append(try json.readString()) }
             return result
         } catch {
-            throw fail(error, field.rawValue)
+            throw fail(error, field.name)
         }
     }
 
@@ -286,7 +268,7 @@ struct PayloadReader {
             try json.expectType(UInt8(ascii: "["), "an array")
             state = try json.beginArray()
         } catch {
-            throw fail(error, field.rawValue)
+            throw fail(error, field.name)
         }
         var result: [T] = []
         while true {
@@ -294,7 +276,7 @@ struct PayloadReader {
             do {
                 more = try json.nextElement(&state)
             } catch {
-                throw fail(error, field.rawValue)
+                throw fail(error, field.name)
             }
             guard more else { return result }
             result.append(try element(&self))
@@ -311,39 +293,39 @@ struct ObjectBuilder<Field: PayloadField> {
     var members: [(String, JSONValue)] = []
 
     mutating func string(_ field: Field, _ value: String?) {
-        if let value { members.append((field.rawValue, .string(value))) }
+        if let value { members.append((field.name, .string(value))) }
     }
 
     mutating func raw<R: RawRepresentable<String>>(_ field: Field, _ value: R?) {
-        if let value { members.append((field.rawValue, .string(value.rawValue))) }
+        if let value { members.append((field.name, .string(value.rawValue))) }
     }
 
     mutating func int<I: BinaryInteger>(_ field: Field, _ value: I?) {
-        if let value { members.append((field.rawValue, .number(String(value)))) }
+        if let value { members.append((field.name, .number(String(value)))) }
     }
 
     mutating func code<R: RawRepresentable<Int64>>(_ field: Field, _ value: R?) {
-        if let value { members.append((field.rawValue, .number(String(value.rawValue)))) }
+        if let value { members.append((field.name, .number(String(value.rawValue)))) }
     }
 
     mutating func bool(_ field: Field, _ value: Bool?) {
-        if let value { members.append((field.rawValue, .bool(value))) }
+        if let value { members.append((field.name, .bool(value))) }
     }
 
     mutating func date(_ field: Field, _ value: JWSDate?) {
-        if let value { members.append((field.rawValue, .number(value.text))) }
+        if let value { members.append((field.name, .number(value.text))) }
     }
 
     mutating func strings(_ field: Field, _ value: [String]?) {
-        if let value { members.append((field.rawValue, .array(value.map { .string($0) }))) }
+        if let value { members.append((field.name, .array(value.map { .string($0) }))) }
     }
 
     mutating func object(_ field: Field, _ value: JSONValue?) {
-        if let value { members.append((field.rawValue, value)) }
+        if let value { members.append((field.name, value)) }
     }
 
     mutating func nested<T>(_ field: Field, _ value: NestedJWS<T>?) {
-        if let value { members.append((field.rawValue, .string(value.token))) }
+        if let value { members.append((field.name, .string(value.token))) }
     }
 
     func finish(_ unknown: [(String, JSONValue)]) -> JSONValue {

@@ -25,17 +25,40 @@ public struct RealtimeRequest: JWSPayload, Equatable {
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: String, PayloadField {
-        case originalTransactionId
-        case appAppleId
-        case productId
-        case userLocale
-        case requestIdentifier
-        case environment
-        case signedDate
-    }
+    enum Field: Int, PayloadField {
+        case originalTransactionId, appAppleId, productId, userLocale, requestIdentifier, environment, signedDate
 
-    static let fields = FieldTable<Field>()
+        var name: String {
+            switch self {
+            case .originalTransactionId: "originalTransactionId"
+            case .appAppleId: "appAppleId"
+            case .productId: "productId"
+            case .userLocale: "userLocale"
+            case .requestIdentifier: "requestIdentifier"
+            case .environment: "environment"
+            case .signedDate: "signedDate"
+            }
+        }
+
+        static func lookup(_ key: JSONKey) -> Field? {
+            switch key.count {
+            case 9:
+                if key.equals("productId") { return .productId }
+            case 10:
+                if key.equals("appAppleId") { return .appAppleId }
+                if key.equals("userLocale") { return .userLocale }
+                if key.equals("signedDate") { return .signedDate }
+            case 11:
+                if key.equals("environment") { return .environment }
+            case 17:
+                if key.equals("requestIdentifier") { return .requestIdentifier }
+            case 21:
+                if key.equals("originalTransactionId") { return .originalTransactionId }
+            default: break
+            }
+            return nil
+        }
+    }
 
     /// Decodes the JSON payload; verifies nothing.
     public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
@@ -53,7 +76,7 @@ public struct RealtimeRequest: JWSPayload, Equatable {
         var environment: Environment?
         var signedDate: JWSDate?
         var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state, Self.fields) {
+        while let field = try reader.nextField(&state) {
             switch field {
             case .originalTransactionId: originalTransactionId = try reader.string(field)
             case .appAppleId: appAppleId = try reader.int64(field)

@@ -201,6 +201,33 @@ import Testing
         #expect(payloadError(empty)?.underlying?.code == .unexpectedEnd)
     }
 
+    /// Every token Apple signed with one leaf carries the same header segment; a cache hit gives
+    /// what parsing gives, and only for the same bytes under the same limits.
+    @Test func headerCache() throws {
+        let cache = JWSHeaderCache(capacity: 2)
+        let a = try Vectors.bytes(Self.realTokenPath)
+        let b = try Vectors.bytes("jws/go-iap/sandbox-renewal-info-2000000335310644.jws")
+        let plain = try CompactJWS(a)
+        let first = try CompactJWS(a, headerCache: cache)
+        #expect(cache.count == 1)
+        let second = try CompactJWS(b, headerCache: cache)
+        #expect(cache.count == 1)
+        #expect(first == plain && first.header == plain.header && second.header == plain.header)
+        #expect(second.unverifiedPayload == (try CompactJWS(b)).unverifiedPayload)
+        #expect(first.header.certificateChain == plain.header.certificateChain)
+        // Other limits are another key; limits the header breaks still fail.
+        _ = try CompactJWS(a, limits: JWSLimits(maximumCertificates: 3), headerCache: cache)
+        #expect(cache.count == 2)
+        #expect(
+            jwsError { _ = try CompactJWS(a, limits: JWSLimits(maximumCertificates: 2), headerCache: cache) }?.code == .tooManyCertificates)
+        // Bounded: a third header evicts the least recently used.
+        _ = try CompactJWS(try Vectors.bytes("jws/apple/xcode/xcode-signed-transaction.jws"), headerCache: cache)
+        #expect(cache.count == 2)
+        // A broken header is never cached.
+        #expect(jwsError { _ = try CompactJWS(TokenBuilder.token(header: #"{"alg":1}"#), headerCache: cache) } != nil)
+        #expect(jwsError { _ = try CompactJWS(TokenBuilder.token(header: #"{"alg":1}"#), headerCache: cache) }?.code == .invalidHeader)
+    }
+
     /// Every prefix of a real token: a typed error, or (when the cut falls in the signature at a
     /// group boundary) the same header and payload with a shorter signature. Never a crash.
     @Test func everyPrefixOfARealToken() throws {
