@@ -519,12 +519,10 @@ package struct JSONReader {
         switch buffer[position] {
         case UInt8(ascii: "{"):
             var state = try beginObject()
-            var keys: [[UInt8]] = []
+            var keys: Set<[UInt8]> = []
             while let key = try nextKey(&state) {
                 if options.rejectsDuplicateKeys {
-                    let bytes = key.bytes
-                    if keys.contains(bytes) { throw Self.duplicate(key.string, at: key.offset) }
-                    keys.append(bytes)
+                    guard keys.insert(key.bytes).inserted else { throw Self.duplicate(key.string, at: key.offset) }
                 }
                 try skipValue()
             }

@@ -42,8 +42,9 @@ public enum JSONValue: Sendable, Equatable {
             guard unique else {
                 return zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1.isEqualIgnoringMemberOrder(to: $1.1) }
             }
+            let other = Dictionary(uniqueKeysWithValues: b.map { ($0.0, $0.1) })
             for (key, value) in a {
-                guard let match = b.first(where: { $0.0 == key }), value.isEqualIgnoringMemberOrder(to: match.1) else { return false }
+                guard let match = other[key], value.isEqualIgnoringMemberOrder(to: match) else { return false }
             }
             return true
         default:

@@ -128,6 +128,8 @@ struct ObjectState<Field: PayloadField> {
     var container: JSONReader.ContainerState
     var seen: UInt64 = 0
     var unknown: [(String, JSONValue)] = []
+    /// The unknown names, once there are enough of them for a set to beat a scan.
+    var unknownNames: Set<String> = []
 }
 
 /// The JSON reader of the payload models, throwing ``JWSError`` that name the field.
@@ -191,7 +193,12 @@ struct PayloadReader {
                     return field
                 }
                 let name = key.string
-                if state.unknown.contains(where: { $0.0 == name }) { throw JSONReader.duplicate(name, at: key.offset) }
+                if state.unknown.count < 16 {
+                    if state.unknown.contains(where: { $0.0 == name }) { throw JSONReader.duplicate(name, at: key.offset) }
+                } else {
+                    if state.unknownNames.isEmpty { state.unknownNames = Set(state.unknown.map(\.0)) }
+                    guard state.unknownNames.insert(name).inserted else { throw JSONReader.duplicate(name, at: key.offset) }
+                }
                 state.unknown.append((name, try json.readValue()))
             }
             return nil

@@ -218,6 +218,16 @@ import Testing
         #expect(error?.offset == offset, "\(text)")
     }
 
+    @Test func duplicateUnknownMembersInLargeObjects() throws {
+        var text = "{"
+        for i in 0..<40 { text += "\"u\(i)\":\(i)," }
+        text += "\"u33\":0}"
+        let error = jwsError { _ = try JWSRenewalInfo(jsonText: text) }
+        #expect(error?.code == .invalidJSON && error?.underlying?.code == .duplicateKey)
+        #expect(error?.offset == text.utf8.count - 8)
+        #expect(try JWSRenewalInfo(jsonText: String(text.dropLast(9)) + "}").unknownFields.count == 40)
+    }
+
     @Test func invalidUTF8InAPayload() {
         let bytes = Array(#"{"bundleId":"a"#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
         let error = jwsError { _ = try JWSTransaction(jsonPayload: bytes) }
