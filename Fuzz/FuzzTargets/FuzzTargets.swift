@@ -17,7 +17,9 @@ import ReceiptVerification
 public enum FuzzTargets {
     /// A fuzz target: name and function.
     public struct Target: Sendable {
+        /// The name `scripts/fuzz.sh` and the replay use.
         public let name: String
+        /// Runs the target on one input; aborts when an oracle fails.
         public let run: @Sendable ([UInt8]) -> Void
     }
 
@@ -34,6 +36,7 @@ public enum FuzzTargets {
         Target(name: "jws", run: jws),
     ]
 
+    /// The target called `name`, if any.
     public static func target(named name: String) -> Target? { all.first { $0.name == name } }
 
     /// Stops the process when an oracle fails (libFuzzer records the input).
