@@ -132,6 +132,6 @@ let package = Package(
             dependencies: ["Internals", "JSON", "VerifyReceipt", "Receipts", "ReceiptVerification", "ReceiptCrypto", "ReceiptSigning"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptToolTests", dependencies: ["receipt-tool", "JSON"], swiftSettings: swiftSettings),
     ]
 )
