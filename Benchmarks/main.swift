@@ -25,7 +25,7 @@ struct Options {
     var anchor: String?
     var memoryProbe: String?
     var repeatParse: (String, Int)?
-    var repeatJWS: (String, Int)?
+    var repeatJWS: (String, Int, Bool)?
     var repeatVerify: (String, String, Int)?
 
     init(_ arguments: [String]) throws {
@@ -55,11 +55,13 @@ struct Options {
                 let anchor = try value()
                 guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-verify FILE ANCHOR N") }
                 repeatVerify = (path, anchor, n)
-            case "--repeat-jws":
-                // For instruction counting: decode the JWS transaction in FILE N times.
+            case "--repeat-jws", "--repeat-jws-cached":
+                // For instruction and allocation counting: decode the JWS transaction in FILE N
+                // times (with a header cache for the -cached form).
+                let cached = arguments[i] == "--repeat-jws-cached"
                 let path = try value()
                 guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-jws FILE N") }
-                repeatJWS = (path, n)
+                repeatJWS = (path, n, cached)
             case "--repeat-parse":
                 // For instruction counting under valgrind: parse FILE N times and exit.
                 let path = try value()
@@ -103,11 +105,12 @@ if let (path, count) = options.repeatParse {
     exit(0)
 }
 
-if let (path, count) = options.repeatJWS {
+if let (path, count, cached) = options.repeatJWS {
     let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    let cache = cached ? JWSHeaderCache() : nil
     var total = 0
     for _ in 0..<count {
-        total &+= (try? CompactJWS(bytes).decodeUnverifiedPayload(as: JWSTransaction.self).quantity ?? 0) ?? -1
+        total &+= (try? CompactJWS(bytes, headerCache: cache).decodeUnverifiedPayload(as: JWSTransaction.self).quantity ?? 0) ?? -1
     }
     print(total)
     exit(0)
