@@ -14,23 +14,21 @@ package enum JSONNumber {
     /// Reads `-?(0|[1-9][0-9]*)` as `Int64`. Any other spelling (`1.0`, `1e3`, `-0`, `+1`, `01`)
     /// is ``IntegerResult/notInteger``, so every accepted value has exactly one text and writing
     /// it back reproduces the input.
-    package static func int64<C: Collection<UInt8>>(_ text: C) -> IntegerResult {
-        var iterator = text.makeIterator()
-        guard var byte = iterator.next() else { return .notInteger }
-        let negative = byte == UInt8(ascii: "-")
-        if negative {
-            guard let next = iterator.next() else { return .notInteger }
-            byte = next
-        }
-        guard byte >= 0x30 && byte <= 0x39 else { return .notInteger }
-        if byte == 0x30 {
+    package static func int64(_ text: UnsafeBufferPointer<UInt8>) -> IntegerResult {
+        var i = 0
+        let count = text.count
+        guard count > 0 else { return .notInteger }
+        let negative = text[0] == UInt8(ascii: "-")
+        if negative { i = 1 }
+        guard i < count, text[i] >= 0x30 && text[i] <= 0x39 else { return .notInteger }
+        if text[i] == 0x30 {
             // "0" alone; "-0" and "01" are other spellings.
-            return !negative && iterator.next() == nil ? .value(0) : .notInteger
+            return !negative && count == 1 ? .value(0) : .notInteger
         }
         var value: Int64 = 0
         var overflow = false
-        var current: UInt8? = byte
-        while let digit = current {
+        while i < count {
+            let digit = text[i]
             guard digit >= 0x30 && digit <= 0x39 else { return .notInteger }
             if !overflow {
                 let (times10, o1) = value.multipliedReportingOverflow(by: 10)
@@ -38,9 +36,15 @@ package enum JSONNumber {
                 let (next, o2) = negative ? times10.subtractingReportingOverflow(d) : times10.addingReportingOverflow(d)
                 if o1 || o2 { overflow = true } else { value = next }
             }
-            current = iterator.next()
+            i += 1
         }
         return overflow ? .overflow : .value(value)
+    }
+
+    /// ``int64(_:)-(UnsafeBufferPointer<UInt8>)`` for text in a String.
+    package static func int64(_ text: String) -> IntegerResult {
+        var text = text
+        return text.withUTF8 { int64($0) }
     }
 
     /// The nearest `Double` of valid JSON number text, or `nil` when it is not finite (`1e400`).

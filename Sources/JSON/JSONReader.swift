@@ -602,6 +602,12 @@ package struct JSONKey {
 @inline(__always)
 func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
     var i = 0
+    while count - i >= 8 {
+        let x = UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self)
+        let y = UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
+        if x != y { return false }
+        i += 8
+    }
     while i < count {
         if a[i] != b[i] { return false }
         i += 1

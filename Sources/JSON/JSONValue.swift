@@ -102,7 +102,7 @@ public enum JSONValue: Sendable, Equatable {
     ///   (`9223372036854775808`). The error has no offset (the tree does not keep positions).
     public func int64() throws(JSONError) -> Int64 {
         guard case .number(let text) = self else { throw typeMismatch("an integer") }
-        switch JSONNumber.int64(text.utf8) {
+        switch JSONNumber.int64(text) {
         case .value(let v): return v
         case .notInteger: throw .make(.numberDoesNotFit, nil, "\(text) is not written as an integer")
         case .overflow: throw .make(.numberDoesNotFit, nil, "\(text) does not fit in 64 bits")

@@ -66,7 +66,7 @@ public struct JWSDate: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// The exact number of milliseconds when the text is an integer (`nil` for a fraction).
     public var milliseconds: Int64? {
-        if case .value(let v) = JSONNumber.int64(text.utf8) { return v }
+        if case .value(let v) = JSONNumber.int64(text) { return v }
         return nil
     }
 
