@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 import JWS
 import Testing
@@ -241,6 +242,8 @@ import Testing
         #expect(date.milliseconds == nil)
         #expect(date.millisecondsSince1970 == 1_697_679_936_049.7297)
         #expect(JWSDate(text: "-62135769600000")?.milliseconds == -62_135_769_600_000)
+        #expect(JWSDate(text: "-62135769600000")?.date == Date(timeIntervalSince1970: -62_135_769_600))
+        #expect(abs(date.date.timeIntervalSince1970 - 1_697_679_936.0497297) < 1e-6)
         #expect(JWSDate(text: "1e400") == nil && JWSDate(text: "01") == nil && JWSDate(text: "9e15") == nil)
         #expect(JWSDate(milliseconds: 5) == JWSDate(text: "5"))
         #expect(JWSDate(text: "1") != JWSDate(text: "1.0"))
