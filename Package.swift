@@ -20,6 +20,8 @@ let package = Package(
     name: "RMStore",
     products: [
         .library(name: "ASN1", targets: ["ASN1"]),
+        .library(name: "JSON", targets: ["JSON"]),
+        .library(name: "JWS", targets: ["JWS"]),
         .library(name: "Receipts", targets: ["Receipts"]),
         .library(name: "ReceiptCrypto", targets: ["ReceiptCrypto"]),
         .library(name: "ReceiptVerification", targets: ["ReceiptVerification"]),
@@ -42,9 +44,15 @@ let package = Package(
         .target(name: "Internals", swiftSettings: swiftSettings),
         // Pure Swift DER/BER reader and DER writer. No Foundation.
         .target(name: "ASN1", dependencies: ["Internals"], swiftSettings: swiftSettings),
+        // Strict JSON: the package's one parser (ordered members, exact number text, duplicate keys,
+        // UTF-8, trailing data and limits checked while reading) and a writer. Pure Swift, no dependencies.
+        .target(name: "JSON", swiftSettings: swiftSettings),
+        // Compact JWS splitter and header, and the App Store payload models (transactions, renewal
+        // info, app transactions, notifications V2). Parsing only: no signature or chain checks.
+        .target(name: "JWS", dependencies: ["JSON", "Internals"], swiftSettings: swiftSettings),
         // Receipt models and parsers: PKCS#7 envelope, AppReceipt, InAppPurchase, iOS 6 transaction
         // receipts, dates, verifyReceipt-shaped JSON.
-        .target(name: "Receipts", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
+        .target(name: "Receipts", dependencies: ["JSON", "ASN1", "Internals"], swiftSettings: swiftSettings),
         // OpenSSL 3 as a system library; shim.h wraps macro-only helpers.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Certificates, keys, digests, signatures and chain validation over OpenSSL. The only product
@@ -62,14 +70,14 @@ let package = Package(
         .target(name: "ReceiptSigning", dependencies: ["ASN1", "Internals", "Receipts", "ReceiptCrypto"], swiftSettings: swiftSettings),
         // verifyReceipt messages, status codes and the HTTP client (production → sandbox routing).
         // No server: apps that call Apple, and the store verifiers, link no socket server.
-        .target(name: "VerifyReceipt", dependencies: ["Internals", "Receipts"], swiftSettings: swiftSettings),
+        .target(name: "VerifyReceipt", dependencies: ["JSON", "Internals", "Receipts"], swiftSettings: swiftSettings),
         // Not a product: the generic HTTP/1.1 server and its message parsing (nothing about
         // receipts). Linked through ReceiptServer and used by `receipt-tool serve`.
         .target(name: "HTTPServer", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // App Store endpoints on HTTPServer: the offline verifyReceipt stand-in (`receipt-tool serve`).
         .target(
             name: "ReceiptServer",
-            dependencies: ["HTTPServer", "Internals", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
@@ -100,7 +108,8 @@ let package = Package(
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
         .target(
-            name: "FuzzTargets", dependencies: ["ASN1", "Receipts", "ReceiptVerification"], path: "Fuzz/FuzzTargets",
+            name: "FuzzTargets", dependencies: ["JWS", "JSON", "Internals", "ASN1", "Receipts", "ReceiptVerification"],
+            path: "Fuzz/FuzzTargets",
             swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
 
@@ -110,6 +119,7 @@ let package = Package(
         .executableTarget(
             name: "receipt-tool",
             dependencies: [
+                "JWS", "JSON",
                 "ASN1", "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
                 "VerifyReceipt",
             ],
@@ -126,7 +136,10 @@ let package = Package(
         // `swift run -c release Benchmarks`: parse, query and verify timings against the baselines.
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["ASN1", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts", "TestSupport"],
+            dependencies: [
+                "JWS", "JSON", "ASN1", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts",
+                "TestSupport",
+            ],
             path: "Benchmarks",
             swiftSettings: swiftSettings
         ),
@@ -135,8 +148,10 @@ let package = Package(
 
         .testTarget(name: "InternalsTests", dependencies: ["Internals"], swiftSettings: swiftSettings),
         .testTarget(name: "ASN1Tests", dependencies: ["ASN1", "Internals"], swiftSettings: swiftSettings),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "JWSTests", dependencies: ["Internals", "JSON", "JWS", "ReceiptCrypto"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ReceiptsTests", dependencies: ["ASN1", "FuzzTargets", "Internals", "ReceiptSigning", "Receipts", "TestSupport"],
+            name: "ReceiptsTests", dependencies: ["JSON", "ASN1", "FuzzTargets", "Internals", "ReceiptSigning", "Receipts", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCryptoTests", dependencies: ["Internals", "ReceiptCrypto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
@@ -145,6 +160,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptVerificationTests",
             dependencies: [
+                "JSON",
                 "ASN1", "CryptoBaselines", "Internals", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts", "TestSupport",
             ],
             swiftSettings: swiftSettings
@@ -155,12 +171,15 @@ let package = Package(
         .testTarget(
             name: "VerifyReceiptTests",
             // The client is tested against the package's own endpoint, served on 127.0.0.1.
-            dependencies: ["HTTPServer", "Internals", "ReceiptServer", "ReceiptVerification", "Receipts", "TestSupport", "VerifyReceipt"],
+            dependencies: [
+                "JSON", "HTTPServer", "Internals", "ReceiptServer", "ReceiptVerification", "Receipts", "TestSupport", "VerifyReceipt",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ReceiptServerTests",
             dependencies: [
+                "JSON",
                 "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
                 "TestSupport", "VerifyReceipt",
             ],
@@ -177,6 +196,6 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ReceiptToolTests", dependencies: ["TestSupport", "receipt-tool"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptToolTests", dependencies: ["JSON", "TestSupport", "receipt-tool"], swiftSettings: swiftSettings),
     ]
 )

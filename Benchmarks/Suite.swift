@@ -71,6 +71,10 @@ struct Suite {
     func run() throws -> Report {
         if let path = options.file { return try runFile(path) }
         var report = Report()
+        if options.jws {
+            try JWSDecodeBench.measure(with: harness, into: &report)
+            return report
+        }
         let pki = try TestPKI.generate()
         let sizes = options.quick ? [1000] : [1, 100, 1000, 10000]
         var corpus: [(CorpusReceipt, String)] = []
@@ -106,6 +110,7 @@ struct Suite {
             try real.measure(with: harness, into: &report, suffix: "/receipt-sandbox-g5")
         }
         try measureRealReceipts(into: &report)
+        try JWSDecodeBench.measure(with: harness, into: &report)
         try measureDates(into: &report)
         try measureParallel(corpus.first { $0.0.name == "1/der" }?.0 ?? corpus[0].0, into: &report)
         if sizes.contains(10000), let big = corpus.first(where: { $0.0.name == "10000/der" })?.0 {

@@ -1,4 +1,5 @@
 import Foundation
+import JWS
 import ReceiptCrypto
 import ReceiptSigning
 import ReceiptVerification
@@ -19,10 +20,12 @@ struct Options {
     var seconds = 0.4
     var json = false
     var quick = false
+    var jws = false
     var file: String?
     var anchor: String?
     var memoryProbe: String?
     var repeatParse: (String, Int)?
+    var repeatJWS: (String, Int, Bool)?
     var repeatVerify: (String, String, Int)?
 
     init(_ arguments: [String]) throws {
@@ -42,6 +45,7 @@ struct Options {
                 seconds = s
             case "--json": json = true
             case "--quick": quick = true
+            case "--jws": jws = true
             case "--file": file = try value()
             case "--anchor": anchor = try value()
             case "--memory-probe": memoryProbe = try value()
@@ -51,6 +55,13 @@ struct Options {
                 let anchor = try value()
                 guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-verify FILE ANCHOR N") }
                 repeatVerify = (path, anchor, n)
+            case "--repeat-jws", "--repeat-jws-cached":
+                // For instruction and allocation counting: decode the JWS transaction in FILE N
+                // times (with a header cache for the -cached form).
+                let cached = arguments[i] == "--repeat-jws-cached"
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-jws FILE N") }
+                repeatJWS = (path, n, cached)
             case "--repeat-parse":
                 // For instruction counting under valgrind: parse FILE N times and exit.
                 let path = try value()
@@ -66,6 +77,7 @@ struct Options {
                     -t SECONDS    time per measurement, split over the runs (default 0.4)
                     --json        one JSON line per measurement instead of the table
                     --quick       only the 1,000-purchase receipt and the real receipts' totals
+                    --jws         only the JWS decode measurements (jws-decode, es256-verify)
                     --file PATH   benchmark one receipt; --anchor adds verification against CERT
                     """)
                 exit(0)
@@ -89,6 +101,17 @@ if let (path, count) = options.repeatParse {
     let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
     var total = 0
     for _ in 0..<count { total &+= (try? AppReceipt(bytes).inAppPurchases.count) ?? -1 }
+    print(total)
+    exit(0)
+}
+
+if let (path, count, cached) = options.repeatJWS {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    let cache = cached ? JWSHeaderCache() : nil
+    var total = 0
+    for _ in 0..<count {
+        total &+= (try? CompactJWS(bytes, headerCache: cache).decodeUnverifiedPayload(as: JWSTransaction.self).quantity ?? 0) ?? -1
+    }
     print(total)
     exit(0)
 }

@@ -1,5 +1,8 @@
 @_spi(RawParsing) import ASN1
 import Foundation
+import Internals
+import JSON
+import JWS
 import ReceiptVerification
 @_spi(Testing) import Receipts
 
@@ -14,7 +17,9 @@ import ReceiptVerification
 public enum FuzzTargets {
     /// A fuzz target: name and function.
     public struct Target: Sendable {
+        /// The name `scripts/fuzz.sh` and the replay use.
         public let name: String
+        /// Runs the target on one input; aborts when an oracle fails.
         public let run: @Sendable ([UInt8]) -> Void
     }
 
@@ -28,8 +33,10 @@ public enum FuzzTargets {
         Target(name: "verify", run: verify),
         Target(name: "plist", run: plist),
         Target(name: "legacy-verify", run: legacyVerify),
+        Target(name: "jws", run: jws),
     ]
 
+    /// The target called `name`, if any.
     public static func target(named name: String) -> Target? { all.first { $0.name == name } }
 
     /// Stops the process when an oracle fails (libFuzzer records the input).
@@ -178,5 +185,65 @@ public enum FuzzTargets {
     static func detect(_ bytes: [UInt8]) {
         guard let input = try? ReceiptInput.detect(bytes) else { return }
         if case .appReceipt(let der) = input { _ = try? AppReceipt(der) }
+    }
+
+    /// The JWS splitter, strict base64url, the JSON parser and the App Store payload models on
+    /// the same bytes, read as a token, as JSON and as a payload. Oracles:
+    /// - a token that splits re-joins to the input (strict decoding admits one spelling), its
+    ///   signing input is the input up to the second dot, and its header re-parses to itself;
+    /// - JSON that parses writes back (compact and indented) and parses to the same value, and
+    ///   parsing with duplicate keys allowed finds the same value;
+    /// - a payload model that decodes re-encodes to the parsed JSON member by member, and decodes
+    ///   from its own encoding to an equal value.
+    static func jws(_ bytes: [UInt8]) {
+        if let token = try? CompactJWS(bytes) {
+            let rejoined =
+                Base64.encodedBytes(token.header.json, alphabet: .url) + [UInt8(ascii: ".")]
+                + Base64.encodedBytes(token.unverifiedPayload, alphabet: .url) + [UInt8(ascii: ".")]
+                + Base64.encodedBytes(token.signature, alphabet: .url)
+            guard rejoined == bytes else { violated("split → re-join changed the token") }
+            guard Array(token.signingInput) == Array(bytes[..<token.signingInputEnd]),
+                bytes[token.headerEnd] == UInt8(ascii: "."), bytes[token.signingInputEnd] == UInt8(ascii: ".")
+            else { violated("the signing input is not the token up to its second dot") }
+            guard (try? JWSHeader(json: token.header.json)) == token.header else { violated("the header does not re-parse to itself") }
+            payloadModels(token.unverifiedPayload)
+            _ = try? AppStorePayload.decodeUnverified(token)
+        }
+        jsonRoundTrip(bytes)
+        payloadModels(bytes)
+        _ = try? SignedDataInput.detect(bytes)
+    }
+
+    static func jsonRoundTrip(_ bytes: [UInt8]) {
+        guard let value = try? JSONValue.parse(bytes) else { return }
+        for indent in [0, 2] where (try? JSONValue.parse(value.jsonBytes(indent: indent))) != value {
+            violated("JSON parse → write (indent \(indent)) → parse changed the value")
+        }
+        guard (try? JSONValue.parse(bytes, options: JSONParseOptions(rejectsDuplicateKeys: false))) == value else {
+            violated("allowing duplicate keys changed a document without any")
+        }
+        _ = value.int64Value
+        _ = try? value.double()
+    }
+
+    static func payloadModels(_ bytes: [UInt8]) {
+        check(JWSTransaction.self, bytes)
+        check(JWSRenewalInfo.self, bytes)
+        check(AppTransaction.self, bytes)
+        check(NotificationPayload.self, bytes)
+        check(RealtimeRequest.self, bytes)
+        _ = AppStorePayloadKind.of(jsonPayload: bytes)
+    }
+
+    static func check<Payload: JWSPayload & Equatable>(_ type: Payload.Type, _ bytes: [UInt8]) {
+        guard let decoded = try? Payload(jsonPayload: bytes) else { return }
+        guard let parsed = try? JSONValue.parse(bytes, options: JWSLimits.default.jsonOptions) else {
+            violated("\(Payload.self) decoded text the strict JSON parser rejects")
+        }
+        let encoded = decoded.jsonValue()
+        guard encoded.isEqualIgnoringMemberOrder(to: parsed) else { violated("\(Payload.self) decode → encode lost or changed a member") }
+        guard (try? Payload(jsonPayload: encoded.jsonBytes())) == decoded else {
+            violated("\(Payload.self) does not decode from its own encoding")
+        }
     }
 }

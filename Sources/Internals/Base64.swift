@@ -68,12 +68,14 @@ package enum Base64 {
         var count = 0
         var padding = 0
         var offset = 0
+        var lastSignificant = 0
         let table = rules.alphabet == .standard ? standardTable : urlTable
         for char in text {
             defer { offset += 1 }
             let value = table[Int(char)]
             if value < 64 {
                 guard padding == 0 else { throw Failure(offset: offset, reason: "data after '=' padding") }
+                lastSignificant = offset
                 accumulator = accumulator << 6 | UInt32(value)
                 count += 1
                 if count == 4 {
@@ -102,13 +104,13 @@ package enum Base64 {
         case 2:
             guard padding == 0 || padding == 2 else { throw Failure(offset: offset, reason: "bad padding") }
             guard !rules.requiresCanonicalTail || accumulator & 0xF == 0 else {
-                throw Failure(offset: offset - 1, reason: "the last character has non-zero unused bits")
+                throw Failure(offset: lastSignificant, reason: "the last character has non-zero unused bits")
             }
             output.append(UInt8(truncatingIfNeeded: accumulator >> 4))
         default:
             guard padding == 0 || padding == 1 else { throw Failure(offset: offset, reason: "bad padding") }
             guard !rules.requiresCanonicalTail || accumulator & 0x3 == 0 else {
-                throw Failure(offset: offset - 1, reason: "the last character has non-zero unused bits")
+                throw Failure(offset: lastSignificant, reason: "the last character has non-zero unused bits")
             }
             output.append(UInt8(truncatingIfNeeded: accumulator >> 10))
             output.append(UInt8(truncatingIfNeeded: accumulator >> 2))

@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTPServer
 import Internals
+import JSON
 public import ReceiptVerification
 import Receipts
 public import VerifyReceipt

@@ -1,4 +1,5 @@
 import Internals
+import JSON
 
 /// What a blob of receipt input turned out to be, after undoing transport encodings.
 public enum ReceiptInput: Sendable, Equatable {

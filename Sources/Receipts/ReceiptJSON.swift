@@ -1,6 +1,7 @@
 @_spi(RawParsing) import ASN1
 public import FoundationEssentials
 import Internals
+public import JSON
 
 /// What the verifyReceipt-style JSON of a receipt includes.
 public struct ReceiptJSONOptions: Sendable {

@@ -1,4 +1,5 @@
 import Internals
+public import JSON
 
 extension PurchaseInfo {
     /// Writes the purchase as the `receipt` object Apple's verifyReceipt returned for iOS 6

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import Internals
+public import JSON
 public import Receipts
 
 /// Which verifyReceipt endpoint: Apple's production or sandbox service (or a local stand-in).
@@ -71,7 +72,7 @@ public struct VerifyReceiptRequest: Sendable, Hashable {
     /// - Throws: ``Rejection`` with status 21000 or 21002.
     public init(body: [UInt8]) throws(Rejection) {
         let json: JSONValue
-        do throws(JSONValue.ParseError) {
+        do throws(JSONError) {
             json = try JSONValue.parse(body, maximumDepth: 16)
         } catch {
             throw Rejection(status: .malformedRequest, reason: "the body is not JSON: \(error)")
@@ -257,7 +258,7 @@ public struct VerifyReceiptResponse: Sendable {
     /// - Throws: ``Malformed`` when the body is not a JSON object with an integer `status`.
     public init(body: [UInt8]) throws(Malformed) {
         let json: JSONValue
-        do throws(JSONValue.ParseError) {
+        do throws(JSONError) {
             json = try JSONValue.parse(body)
         } catch {
             throw Malformed(reason: "the response is not JSON: \(error)")

@@ -1,29 +1,35 @@
 import ASN1
 import Foundation
+import JWS
 import Receipts
 
 /// `receipt-tool dump`: prints a receipt as text or as verifyReceipt-shaped JSON.
 enum DumpCommand {
     static let subcommand = Subcommand(
         name: "dump",
-        summary: "Print the fields of a receipt.",
+        summary: "Print the fields of a receipt or of StoreKit 2 signed data (JWS).",
         help: """
             USAGE: receipt-tool dump <file> [--json] [--compact] [--payload]
 
             ARGUMENTS:
               <file>        A receipt: DER or BER (Xcode) PKCS#7, a legacy iOS 6 transaction
                             receipt (old-style property list), base64 text of either, a
-                            verifyReceipt request body with "receipt-data", or '-' for
-                            standard input.
+                            verifyReceipt request body with "receipt-data"; or StoreKit 2
+                            signed data: a compact JWS (eyJ…, two dots) or an App Store Server
+                            Notification body {"signedPayload": "…"}; or '-' for standard
+                            input.
 
             OPTIONS:
               --json        Print the verifyReceipt-style "receipt" JSON object, with the fields
                             Apple's JSON lacked under extra keys (opaque_value, sha1_hash, ...);
                             for a transaction receipt, the iOS 6 "receipt" object (bid, bvrs,
-                            expires_date in milliseconds, ...).
+                            expires_date in milliseconds, ...); for signed data, the decoded
+                            payload object with Apple's names, types and values, a
+                            notification's nested signed transaction and renewal info
+                            replaced by their decoded payloads.
               --compact     With --json, print on one line.
-              --payload     Write the raw payload bytes (what the signature covers) to standard
-                            output instead.
+              --payload     Write the raw payload bytes (what the signature covers; for signed
+                            data, the decoded payload JSON) to standard output instead.
               -h, --help    Show help information.
             """,
         run: run)
@@ -35,6 +41,17 @@ enum DumpCommand {
         }
         let path = args.positional[0]
         let bytes = try readInput(path)
+        let signed: SignedDataInput?
+        do {
+            signed = try SignedDataInput.detect(bytes)
+        } catch {
+            throw ToolFailure("\(path): \(error)")
+        }
+        if let signed {
+            return try JWSDump.run(
+                signed, path: path, size: bytes.count, json: args.flag("--json"), compact: args.flag("--compact"),
+                payloadOnly: args.flag("--payload"))
+        }
         let input: ReceiptInput
         do {
             input = try ReceiptInput.detect(bytes)

@@ -1,5 +1,6 @@
 import Foundation
 import Internals
+import JSON
 import ReceiptCrypto
 import ReceiptSigning
 import Receipts

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Internals
+import JSON
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts

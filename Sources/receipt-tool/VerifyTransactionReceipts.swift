@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Internals
+import JSON
 import ReceiptCrypto
 import ReceiptServer
 import ReceiptSigning

@@ -1,5 +1,6 @@
 import CryptoBaselines
 import Foundation
+import JSON
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts

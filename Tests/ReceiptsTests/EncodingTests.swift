@@ -1,6 +1,7 @@
 import ASN1
 import Foundation
 import Internals
+import JSON
 import Receipts
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import Internals
+import JSON
 import Receipts
 import TestSupport
 import Testing
