@@ -71,7 +71,7 @@ public struct ASN1Element: Sendable {
         let base = offset
         let rules = rules
         return try withRaw { (buffer, raw) throws(ASN1Error) -> T in
-            try ASN1RawReader.decodeInteger(buffer, raw.contentStart..<raw.contentEnd, base: base, rules: rules, at: base)
+            try ASN1RawReader.decodeInteger(buffer, raw.contentStart..<raw.contentEnd, rules: rules, at: base)
         }
     }
 
@@ -83,12 +83,10 @@ public struct ASN1Element: Sendable {
         guard content.count >= 1 else {
             throw ASN1Error.make(.invalidInteger, offset, "INTEGER has no content octets")
         }
-        if rules == .distinguished, content.count >= 2 {
-            let a = content[content.startIndex]
-            let b = content[content.startIndex + 1]
-            if (a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0) {
-                throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
-            }
+        if rules == .distinguished, content.count >= 2,
+            DERFraming.isRedundantLeadingOctet(content[content.startIndex], before: content[content.startIndex + 1])
+        {
+            throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
         }
         return content
     }

@@ -107,10 +107,12 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         components.map(String.init).joined(separator: ".")
     }
 
+    /// Identifiers are equal when their content octets are.
     public static func == (lhs: ASN1ObjectIdentifier, rhs: ASN1ObjectIdentifier) -> Bool {
         lhs.encodedContent.elementsEqual(rhs.encodedContent)
     }
 
+    /// Hashes the content octets.
     public func hash(into hasher: inout Hasher) {
         for byte in encodedContent { hasher.combine(byte) }
     }
@@ -126,11 +128,17 @@ public struct ASN1BitString: Hashable, Sendable {
 
 /// A decoded UTCTime or GeneralizedTime.
 public struct ASN1Time: Hashable, Sendable, CustomStringConvertible {
+    /// The year as written (UTCTime's two digits mapped to 1950...2049).
     public let year: Int
+    /// The month, 1...12.
     public let month: Int
+    /// The day of the month, 1...31.
     public let day: Int
+    /// The hour, 0...23.
     public let hour: Int
+    /// The minute, 0...59.
     public let minute: Int
+    /// The second, 0...60 (60 for a leap second).
     public let second: Int
     /// Fractional seconds in nanoseconds (GeneralizedTime only).
     public let nanosecond: Int
@@ -194,7 +202,7 @@ extension ASN1RawReader {
         return (range.lowerBound + 1..<range.upperBound, unused)
     }
 
-    /// Checks that `range` holds only bytes the string `kind` admits; `true` if all are ASCII.
+    /// Checks that `range` holds only bytes the string `kind` admits.
     @inlinable
     public static func validateString(
         _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, kind: ASN1StringKind, at offset: Int

@@ -115,9 +115,7 @@ public struct DERWriter: Sendable {
             v = v >> 8
         }
         if !T.isSigned && (octets.first ?? 0) & 0x80 != 0 { octets.insert(0, at: 0) }
-        while octets.count >= 2,
-            (octets[0] == 0 && octets[1] & 0x80 == 0) || (octets[0] == 0xFF && octets[1] & 0x80 != 0)
-        {
+        while octets.count >= 2, DERFraming.isRedundantLeadingOctet(octets[0], before: octets[1]) {
             octets.removeFirst()
         }
         append(identifier, content: octets)

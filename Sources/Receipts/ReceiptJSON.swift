@@ -1,4 +1,4 @@
-@_spi(RawParsing) import ASN1
+import ASN1
 public import FoundationEssentials
 import Internals
 
