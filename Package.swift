@@ -39,7 +39,7 @@ let package = Package(
         // OpenSSL 3 as a system library; shim.h wraps macro-only helpers.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // The only module that imports COpenSSL. No C type in its public API.
-        .target(name: "ReceiptCrypto", dependencies: ["COpenSSL", "Internals"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptCrypto", dependencies: ["COpenSSL", "ASN1", "Internals"], swiftSettings: swiftSettings),
         // Signature, chain and policy checks of receipts; returns verdicts.
         .target(
             name: "ReceiptVerification",

@@ -34,16 +34,26 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         self.encodedContent = bytes[...]
     }
 
-    /// Parses a dotted string such as `"1.2.840.113549.1.7.2"`; `nil` if it is not one.
+    /// Parses a dotted string such as `"1.2.840.113549.1.7.2"`; `nil` if it is not one. The one
+    /// validator of dotted OIDs in the package: at least two arcs of decimal digits without leading
+    /// zeros, each fitting 64 bits; the first arc 0, 1 or 2; the second below 40 unless the first
+    /// is 2, and small enough that `first × 40 + second` fits 64 bits (the first subidentifier).
+    /// So the result's ``description`` gives back exactly `dotted`.
     public init?(dotted: String) {
         var arcs: [UInt64] = []
-        for part in dotted.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !part.isEmpty, part.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = UInt64(part) else {
-                return nil
+        for part in dotted.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+            guard let first = part.first, first != UInt8(ascii: "0") || part.count == 1 else { return nil }
+            var value: UInt64 = 0
+            for digit in part {
+                guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+                let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+                guard !overflow, !carry else { return nil }
+                value = sum
             }
             arcs.append(value)
         }
-        guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40 else { return nil }
+        guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40, arcs[1] <= UInt64.max - 80 else { return nil }
         self.init(components: arcs)
     }
 

@@ -15,6 +15,7 @@ public struct ReceiptSigningError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The reason, followed by the underlying error if there is one.
     public var description: String {
         underlying.map { "\(reason): \($0)" } ?? reason
     }
@@ -68,7 +69,7 @@ public struct ReceiptSigner: Sendable {
     public func sign(payload: [UInt8], layout: ReceiptLayout = .appStore) throws(ReceiptSigningError) -> [UInt8] {
         guard !digest.isRefusedForSignatures else { throw ReceiptSigningError("\(digest) is refused for signatures") }
         let (issuer, serial) = try ReceiptSigner.issuerAndSerial(of: certificate)
-        let digestOID = ASN1ObjectIdentifier(dotted: digest.oid) ?? ASN1ObjectIdentifier(2, 16, 840, 1, 101, 3, 4, 2, 1)
+        let digestOID = digest.oid
 
         // Signed attributes (optional): SET { contentType data, messageDigest H(payload) }.
         var attributesDER: [UInt8]?
@@ -99,18 +100,15 @@ public struct ReceiptSigner: Sendable {
         } catch {
             throw ReceiptSigningError("signing failed", underlying: error)
         }
-        let signatureOID: ASN1ObjectIdentifier
+        // PKCS#7 SignerInfos name RSA as bare rsaEncryption (the digest is named apart).
+        let signatureAlgorithm: SignatureAlgorithm
         switch key.kind {
-        case .rsa: signatureOID = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 1)
-        case .ec:
-            let ecdsa: [DigestAlgorithm: ASN1ObjectIdentifier] = [
-                .sha256: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 2), .sha384: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 3),
-                .sha512: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 4), .sha1: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 1),
-            ]
-            guard let oid = ecdsa[digest] else { throw ReceiptSigningError("no ECDSA algorithm for \(digest)") }
-            signatureOID = oid
-        default:
-            throw ReceiptSigningError("unsupported key type \(key.kind)")
+        case .rsa: signatureAlgorithm = .rsaPKCS1v15(nil)
+        case .ec: signatureAlgorithm = .ecdsa(digest)
+        default: throw ReceiptSigningError("unsupported key type \(key.kind)")
+        }
+        guard let signatureOID = signatureAlgorithm.oid else {
+            throw ReceiptSigningError("no algorithm identifier for \(signatureAlgorithm)")
         }
 
         let ber = layout == .xcode

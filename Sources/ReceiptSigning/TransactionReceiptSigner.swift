@@ -1,3 +1,4 @@
+public import ASN1
 public import Foundation
 public import ReceiptCrypto
 public import Receipts
@@ -56,7 +57,7 @@ public struct TransactionReceiptSigner: Sendable {
 
 extension TestPKI {
     /// Apple's marker on purchase-receipt (transaction receipt) signing leaves.
-    public static let purchaseReceiptMarkerOID = "1.2.840.113635.100.6.5.1"
+    public static let purchaseReceiptMarkerOID = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 5, 1)
 
     /// A test PKI shaped like Apple's for transaction receipts: a root, an "iTunes Store CA"-like
     /// intermediate (no marker) and a leaf with the marker 1.2.840.113635.100.6.5.1, all RSA

@@ -1,3 +1,4 @@
+public import ASN1
 public import Foundation
 public import ReceiptCrypto
 public import Receipts
@@ -115,7 +116,7 @@ public struct TransactionReceiptVerdict: Sendable {
 /// system trust store or trusted because the receipt carries it. Verification never throws.
 public struct LegacyReceiptVerifier: Sendable {
     /// Apple's marker extension on purchase-receipt signing leaves.
-    public static let leafMarkerOID = "1.2.840.113635.100.6.5.1"
+    public static let leafMarkerOID = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 5, 1)
 
     /// The pinned intermediate (Apple iTunes Store Certification Authority, 2009-2016).
     public let intermediate: Certificate

@@ -1,3 +1,4 @@
+public import ASN1
 public import ReceiptCrypto
 public import Receipts
 
@@ -84,11 +85,11 @@ public struct CertificateExtensionPolicy: ChainPolicy {
     public let name: ReceiptCheck.Name
     /// Which certificate must carry the extension.
     public let position: ChainPosition
-    /// The dotted OID of the extension.
-    public let oid: String
+    /// The OID of the extension.
+    public let oid: ASN1ObjectIdentifier
 
     /// Requires the extension `oid` on the certificate at `position`, reported as `name`.
-    public init(name: ReceiptCheck.Name, position: ChainPosition, oid: String) {
+    public init(name: ReceiptCheck.Name, position: ChainPosition, oid: ASN1ObjectIdentifier) {
         self.name = name
         self.position = position
         self.oid = oid
@@ -96,10 +97,10 @@ public struct CertificateExtensionPolicy: ChainPolicy {
 
     /// Apple's receipt-signing leaf marker, 1.2.840.113635.100.6.11.1, on the leaf.
     public static let appleReceiptSigningLeaf = CertificateExtensionPolicy(
-        name: .leafMarker, position: .leaf, oid: "1.2.840.113635.100.6.11.1")
+        name: .leafMarker, position: .leaf, oid: ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 11, 1))
     /// Apple's WWDR intermediate marker, 1.2.840.113635.100.6.2.1, on the intermediate.
     public static let appleWWDRIntermediate = CertificateExtensionPolicy(
-        name: .intermediateMarker, position: .intermediate, oid: "1.2.840.113635.100.6.2.1")
+        name: .intermediateMarker, position: .intermediate, oid: ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 2, 1))
 
     /// Looks the extension up.
     public func evaluate(chain: [Certificate], receipt: AppReceipt) -> PolicyResult {

@@ -67,8 +67,17 @@ extension SplitMix64 {
 
 /// Apple's receipt marker OIDs.
 enum AppleOID {
-    static let receiptSigningLeaf = "1.2.840.113635.100.6.11.1"
-    static let wwdrIntermediate = "1.2.840.113635.100.6.2.1"
+    static let receiptSigningLeaf = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 11, 1)
+    static let wwdrIntermediate = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 2, 1)
+}
+
+/// An OID written as text in a test; a malformed literal is a test failure.
+func oid(_ dotted: String, sourceLocation: SourceLocation = #_sourceLocation) -> ASN1ObjectIdentifier {
+    guard let oid = ASN1ObjectIdentifier(dotted: dotted) else {
+        Issue.record("'\(dotted)' is not a dotted OID", sourceLocation: sourceLocation)
+        return ASN1ObjectIdentifier(0, 0)
+    }
+    return oid
 }
 
 /// A three-level RSA-2048 PKI shaped like Apple's receipt chain:
