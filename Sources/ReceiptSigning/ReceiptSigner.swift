@@ -71,8 +71,10 @@ public struct ReceiptSigner: Sendable {
         let (issuer, serial) = try ReceiptSigner.issuerAndSerial(of: certificate)
         let digestOID = digest.oid
 
-        // Signed attributes (optional): SET { contentType data, messageDigest H(payload) }.
+        // Signed attributes (optional): SET { contentType data, messageDigest H(payload) }. The
+        // signature covers the SET's DER; the SignerInfo carries its content under [0] IMPLICIT.
         var attributesDER: [UInt8]?
+        var attributesContent: ArraySlice<UInt8> = []
         if signedAttributes {
             let messageDigest: [UInt8]
             do {
@@ -92,6 +94,12 @@ public struct ReceiptSigner: Sendable {
                 }
             }
             attributesDER = attributes.bytes
+            do {
+                var reader = try ASN1Reader(attributes.bytes)
+                attributesContent = try reader.readElement(.set).content
+            } catch {
+                throw ReceiptSigningError("cannot read back the signed attributes", underlying: error)
+            }
         }
 
         let signature: [UInt8]
@@ -112,11 +120,11 @@ public struct ReceiptSigner: Sendable {
         }
 
         let ber = layout == .xcode
-        var w = DERWriter(capacity: payload.count + 4096)
-        func constructed(_ id: ASN1Identifier, _ body: (inout DERWriter) -> Void) {
+        var w = BERWriter(capacity: payload.count + 4096)
+        func constructed(_ id: ASN1Identifier, _ body: (inout BERWriter) -> Void) {
             if ber { w.appendIndefinite(id, body) } else { w.appendConstructed(id, body) }
         }
-        func algorithm(_ oid: ASN1ObjectIdentifier, into writer: inout DERWriter) {
+        func algorithm(_ oid: ASN1ObjectIdentifier, into writer: inout BERWriter) {
             writer.appendSequence {
                 $0.appendObjectIdentifier(oid)
                 $0.appendNull()
@@ -124,19 +132,23 @@ public struct ReceiptSigner: Sendable {
         }
         let certificates = [certificate] + chain
         // Nested closures over `w` are not allowed, so each level writes into its own writer.
-        var signedData = DERWriter(capacity: payload.count + 4096)
+        var signedData = BERWriter(capacity: payload.count + 4096)
         signedData.appendInteger(1)
         signedData.appendSetOf { algorithm(digestOID, into: &$0) }
-        var encapsulated = DERWriter(capacity: payload.count + 32)
+        var encapsulated = BERWriter(capacity: payload.count + 32)
         encapsulated.appendObjectIdentifier(ReceiptOID.data)
-        var eContent = DERWriter(capacity: payload.count + 16)
-        eContent.appendOctetString(payload, segmentSize: ber ? 4096 : nil)
+        var eContent = BERWriter(capacity: payload.count + 16)
+        if ber {
+            eContent.appendSegmentedOctetString(payload, segmentSize: 4096)
+        } else {
+            eContent.appendOctetString(payload)
+        }
         encapsulated.wrap(.contextSpecific(0, constructed: true), eContent.bytes, indefinite: ber)
         signedData.wrap(.sequence, encapsulated.bytes, indefinite: ber)
-        var certificateSet = DERWriter()
+        var certificateSet = BERWriter()
         for certificate in certificates { certificateSet.appendEncoded(certificate.derEncoded) }
         signedData.append(.contextSpecific(0, constructed: true), content: certificateSet.bytes)
-        var signerInfo = DERWriter()
+        var signerInfo = BERWriter()
         signerInfo.appendSequence { s in
             s.appendInteger(1)
             s.appendSequence {
@@ -144,15 +156,14 @@ public struct ReceiptSigner: Sendable {
                 $0.appendUnsignedInteger(bytes: serial)
             }
             algorithm(digestOID, into: &s)
-            if let attributesDER {
-                s.append(
-                    .contextSpecific(0, constructed: true), content: attributesDER.dropFirst(DERWriter.headerLength(of: attributesDER)))
+            if attributesDER != nil {
+                s.append(.contextSpecific(0, constructed: true), content: attributesContent)
             }
             algorithm(signatureOID, into: &s)
             s.appendOctetString(signature)
         }
         signedData.append(.set, content: signerInfo.bytes)
-        var explicit = DERWriter(capacity: signedData.bytes.count + 16)
+        var explicit = BERWriter(capacity: signedData.bytes.count + 16)
         explicit.wrap(.sequence, signedData.bytes, indefinite: ber)
         constructed(.sequence) { ci in
             ci.appendObjectIdentifier(ReceiptOID.signedData)
@@ -178,7 +189,7 @@ public struct ReceiptSigner: Sendable {
     }
 }
 
-extension DERWriter {
+extension BERWriter {
     /// Appends `content` (already-encoded children) under `identifier`, definite or indefinite.
     mutating func wrap(_ identifier: ASN1Identifier, _ content: [UInt8], indefinite: Bool) {
         if indefinite {
@@ -186,12 +197,5 @@ extension DERWriter {
         } else {
             append(identifier.asConstructed, content: content)
         }
-    }
-
-    /// The length of the identifier and length octets of a DER element with a one-byte tag.
-    static func headerLength(of encoded: [UInt8]) -> Int {
-        guard encoded.count >= 2 else { return encoded.count }
-        let first = encoded[1]
-        return first < 0x80 ? 2 : 2 + Int(first & 0x7F)
     }
 }

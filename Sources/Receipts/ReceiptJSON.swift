@@ -193,7 +193,7 @@ extension AppReceipt {
     }
 
     /// The bundle identifier attribute value this library writes: a DER UTF8String.
-    static func canonicalBundleData(_ bundleIdentifier: String?) -> [UInt8]? {
+    package static func canonicalBundleData(_ bundleIdentifier: String?) -> [UInt8]? {
         guard let bundleIdentifier else { return nil }
         var writer = DERWriter()
         writer.appendUTF8String(bundleIdentifier)

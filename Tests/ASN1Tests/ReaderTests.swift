@@ -4,7 +4,7 @@ import Testing
 
 /// Decodes `bytes` as one root element (nothing after it) and walks the whole tree.
 func parseAll(_ bytes: [UInt8], rules: ASN1EncodingRules = .der, limits: ASN1Limits = .default) throws(ASN1Error) -> [ASN1Node] {
-    try ASN1Tree.parse(bytes[...], rules: rules, limits: limits)
+    try ASN1Tree.depthFirstNodes(bytes[...], rules: rules, limits: limits)
 }
 
 /// The code of the error `body` throws, or `nil` if it succeeds.
@@ -125,8 +125,8 @@ func hex(_ s: String) -> [UInt8] {
 
 @Suite struct DepthTests {
     static func nested(_ levels: Int, indefinite: Bool) -> [UInt8] {
-        var writer = DERWriter()
-        func build(_ n: Int, _ w: inout DERWriter) {
+        var writer = BERWriter()
+        func build(_ n: Int, _ w: inout BERWriter) {
             if n == 0 {
                 w.appendNull()
                 return
