@@ -226,33 +226,36 @@ struct AppReceiptParser {
 
     /// Opens the payload: a SET of attributes, possibly wrapped once or twice more in an OCTET STRING.
     func openSet(_ context: Context, start: Int, end: Int, depth: Int) throws(ReceiptError) -> ASN1RawReader {
-        var reader = ASN1RawReader(
+        let reader = ASN1RawReader(
             buffer: context.raw, base: context.base, position: start, end: end, rules: .der, depth: depth,
             maximumDepth: limits.maximumDepth)
         do {
-            var element = try reader.readElement()
-            try reader.finish()
-            var wrappers = 0
-            while element.identifier == .octetString && wrappers < 2 {
-                wrappers += 1
-                reader = ASN1RawReader(
-                    buffer: context.raw, base: context.base, position: element.contentStart, end: element.contentEnd,
-                    rules: .der, depth: depth, maximumDepth: limits.maximumDepth)
-                element = try reader.readElement()
-                try reader.finish()
-            }
-            guard element.identifier == .set else {
-                throw ReceiptError.make(
-                    .malformedPayload, context.base + element.start, "payload is \(element.identifier), expected a SET of attributes")
-            }
-            return try reader.children(of: element)
-        } catch let error as ASN1Error {
-            throw context.asn1(error, attribute: nil)
-        } catch let error as ReceiptError {
-            throw error
+            return try AppReceiptParser.openPayload(reader)
         } catch {
-            throw ReceiptError.make(.malformedPayload, nil, "\(error)")
+            throw context.asn1(error, attribute: nil)
         }
+    }
+
+    /// The attribute SET the whole of `reader` holds, unwrapping at most two OCTET STRINGs around
+    /// it, as a reader over its attributes (shared by the parser and ``LazyAppReceipt``).
+    static func openPayload(_ reader: ASN1RawReader) throws(ASN1Error) -> ASN1RawReader {
+        var reader = reader
+        var element = try reader.readElement()
+        try reader.finish()
+        var wrappers = 0
+        while element.identifier == .octetString && wrappers < 2 {
+            wrappers += 1
+            reader.position = element.contentStart
+            reader.end = element.contentEnd
+            element = try reader.readElement()
+            try reader.finish()
+        }
+        guard element.identifier == .set else {
+            throw ASN1Error(
+                code: .unexpectedTag, offset: reader.base + element.start,
+                reason: "payload is \(element.identifier), expected a SET of attributes")
+        }
+        return try reader.children(of: element)
     }
 
     /// Bit n set: receipt attribute type n is modelled and may occur once.
