@@ -60,7 +60,8 @@
             return nil
         }
         guard length <= end &- start else { return nil }
-        return start..<(start &+ length)
+        // start + length <= end and length >= 0: the bounds are ordered (no need to check again).
+        return Range(uncheckedBounds: (start, start &+ length))
     }
 
     /// A minimal INTEGER of one or two content octets at `p` (identifier `02` included) ending by

@@ -197,6 +197,12 @@ struct AppReceiptParser {
             set.position = attribute.value.upperBound
             return attribute
         }
+        return try readAttributeSlowly(&set)
+    }
+
+    /// ``readAttribute(_:)`` for every other encoding, out of line so that loops stay small.
+    @inline(never)
+    static func readAttributeSlowly(_ set: inout ASN1RawReader) throws(ASN1Error) -> Attribute {
         let start = set.position
         var sequence = try set.descending(into: set.readContent(tag: 0x30), at: start)
         let type = Int(try sequence.readInt64())
