@@ -57,7 +57,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Certificates, keys, digests, signatures and chain validation over OpenSSL. The only product
         // module that imports COpenSSL; no C type in its public API.
-        .target(name: "ReceiptCrypto", dependencies: ["COpenSSL", "Internals"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptCrypto", dependencies: ["COpenSSL", "ASN1", "Internals"], swiftSettings: swiftSettings),
         // Signature, chain and policy checks of app and transaction receipts; returns verdicts.
         .target(
             name: "ReceiptVerification",
@@ -102,7 +102,7 @@ let package = Package(
         // lists, test PKIs made once per process, a notification log, raw HTTP helpers).
         .target(
             name: "TestSupport",
-            dependencies: ["HTTPServer", "Internals", "RMStore", "ReceiptCrypto", "ReceiptSigning", "Receipts"],
+            dependencies: ["ASN1", "HTTPServer", "Internals", "RMStore", "ReceiptCrypto", "ReceiptSigning", "Receipts"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -153,7 +153,8 @@ let package = Package(
         .testTarget(
             name: "ReceiptsTests", dependencies: ["JSON", "ASN1", "FuzzTargets", "Internals", "ReceiptSigning", "Receipts", "TestSupport"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCryptoTests", dependencies: ["Internals", "ReceiptCrypto", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptCryptoTests", dependencies: ["ASN1", "Internals", "ReceiptCrypto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "CryptoBaselinesTests", dependencies: ["CryptoBaselines", "Internals", "ReceiptCrypto", "TestSupport"],
             swiftSettings: swiftSettings),

@@ -42,7 +42,7 @@ struct VerificationBench {
                 }))
         // The floor: the leaf's RSA signature over the payload, digest included, key already parsed.
         guard let signer = envelope.signers.first, let leafDER = envelope.certificates.first,
-            let digest = DigestAlgorithm(oid: signer.digestAlgorithm.oid.description)
+            let digest = DigestAlgorithm(oid: signer.digestAlgorithm.oid)
         else { throw BenchmarkError(description: "\(name): no signer") }
         let key = try Certificate(derEncoded: Array(leafDER)).publicKey
         let signature = signer.signature

@@ -17,9 +17,9 @@ import ReceiptVerification
 public enum FuzzTargets {
     /// A fuzz target: name and function.
     public struct Target: Sendable {
-        /// The name `scripts/fuzz.sh` and the replay use.
+        /// The name `scripts/fuzz.sh` and the corpus directory use.
         public let name: String
-        /// Runs the target on one input; aborts when an oracle fails.
+        /// Runs the target on one input; an oracle failure stops the process.
         public let run: @Sendable ([UInt8]) -> Void
     }
 
@@ -36,7 +36,7 @@ public enum FuzzTargets {
         Target(name: "jws", run: jws),
     ]
 
-    /// The target called `name`, if any.
+    /// The target called `name`, if there is one.
     public static func target(named name: String) -> Target? { all.first { $0.name == name } }
 
     /// Stops the process when an oracle fails (libFuzzer records the input).
@@ -48,8 +48,8 @@ public enum FuzzTargets {
 
     /// DER tree parse; whatever DER accepts, BER must accept with the same tree.
     static func asn1DER(_ bytes: [UInt8]) {
-        guard let der = try? ASN1Tree.parse(bytes[...], rules: .der) else { return }
-        guard let ber = try? ASN1Tree.parse(bytes[...], rules: .ber) else { violated("DER accepted what BER rejected") }
+        guard let der = try? ASN1Tree.depthFirstNodes(bytes[...], rules: .der) else { return }
+        guard let ber = try? ASN1Tree.depthFirstNodes(bytes[...], rules: .ber) else { violated("DER accepted what BER rejected") }
         guard der.count == ber.count else { violated("DER and BER trees differ") }
         for (a, b) in zip(der, ber) where a.offset != b.offset || a.element.identifier != b.element.identifier {
             violated("DER and BER nodes differ at \(a.offset)")
@@ -59,7 +59,7 @@ public enum FuzzTargets {
     /// BER tree parse plus every typed accessor on every node, and the canonical re-encoding,
     /// which DER must then accept.
     static func asn1BER(_ bytes: [UInt8]) {
-        guard let nodes = try? ASN1Tree.parse(bytes[...], rules: .ber) else { return }
+        guard let nodes = try? ASN1Tree.depthFirstNodes(bytes[...], rules: .ber) else { return }
         for node in nodes where !node.element.identifier.isConstructed {
             let e = node.element
             _ = try? e.integer(Int64.self)
@@ -78,7 +78,7 @@ public enum FuzzTargets {
         } catch {
             return
         }
-        if (try? ASN1Tree.parse(writer.bytes[...], rules: .der)) == nil { violated("canonical re-encoding is not DER") }
+        if (try? ASN1Tree.depthFirstNodes(writer.bytes[...], rules: .der)) == nil { violated("canonical re-encoding is not DER") }
     }
 
     /// The PKCS#7 envelope reader.

@@ -117,10 +117,12 @@ public struct ASN1Error: Error, Hashable, Sendable, CustomStringConvertible {
     /// `"<code> at offset <n>: <reason>"`.
     public var description: String { "\(code) at offset \(offset): \(reason)" }
 
+    /// Errors are equal when their codes and offsets are (the reason is not compared).
     public static func == (lhs: ASN1Error, rhs: ASN1Error) -> Bool {
         lhs.code == rhs.code && lhs.offset == rhs.offset
     }
 
+    /// Hashes the code and the offset.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(offset)

@@ -60,22 +60,39 @@ public struct ASN1Identifier: Hashable, Sendable, CustomStringConvertible {
 
     /// The end-of-contents marker's identifier (universal 0).
     public static let endOfContents = universal(0)
+    /// BOOLEAN (universal 1).
     public static let boolean = universal(1)
+    /// INTEGER (universal 2).
     public static let integer = universal(2)
+    /// BIT STRING (universal 3).
     public static let bitString = universal(3)
+    /// OCTET STRING (universal 4, primitive).
     public static let octetString = universal(4)
+    /// NULL (universal 5).
     public static let null = universal(5)
+    /// OBJECT IDENTIFIER (universal 6).
     public static let objectIdentifier = universal(6)
+    /// ENUMERATED (universal 10).
     public static let enumerated = universal(10)
+    /// UTF8String (universal 12).
     public static let utf8String = universal(12)
+    /// SEQUENCE (universal 16, constructed).
     public static let sequence = universal(16, constructed: true)
+    /// SET (universal 17, constructed).
     public static let set = universal(17, constructed: true)
+    /// PrintableString (universal 19).
     public static let printableString = universal(19)
+    /// T61String (universal 20).
     public static let t61String = universal(20)
+    /// IA5String (universal 22).
     public static let ia5String = universal(22)
+    /// UTCTime (universal 23).
     public static let utcTime = universal(23)
+    /// GeneralizedTime (universal 24).
     public static let generalizedTime = universal(24)
+    /// VisibleString (universal 26).
     public static let visibleString = universal(26)
+    /// BMPString (universal 30).
     public static let bmpString = universal(30)
 
     /// A readable name: `SEQUENCE`, `INTEGER`, `[0]`, `[APPLICATION 3]`, `UNIVERSAL 99`.

@@ -7,12 +7,14 @@
         public final class Counter: @unchecked Sendable {
             /// Element headers decoded (by the general decoder and the receipt fast path).
             public var headers = 0
+            /// A counter at zero.
             public init() {}
         }
 
         /// The counter of the current task, if a test bound one.
         @TaskLocal public static var counter: Counter?
 
+        /// Adds `n` decoded headers to the bound counter, if any.
         @inlinable
         public static func count(_ n: Int = 1) {
             if let counter { counter.headers &+= n }

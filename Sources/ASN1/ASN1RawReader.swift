@@ -41,6 +41,9 @@
 ///
 /// The buffer must stay valid for the reader's whole life; use it only inside a `withUnsafeBytes`
 /// scope (the public ``ASN1Reader`` wraps it safely).
+///
+/// Package-internal in intent, but `@_spi(RawParsing) public` in fact, so that its `@inlinable`
+/// paths inline into `Receipts` (see `DERFraming.swift` for why `package` would not).
 @_spi(RawParsing) public struct ASN1RawReader {
     /// The whole buffer the positions refer to.
     public let buffer: UnsafeRawBufferPointer
@@ -84,12 +87,6 @@
 
     /// The absolute offset of the next element.
     @inlinable public var offset: Int { base + position }
-
-    /// The first identifier octet of the next element, or `nil` at the end.
-    @inlinable
-    public func peekFirstByte() -> UInt8? {
-        position < end ? buffer[position] : nil
-    }
 
     /// Reads the identifier and length of the next element and returns the whole element,
     /// advancing past it. For indefinite lengths (BER only) the content is scanned to its
@@ -158,59 +155,18 @@
         ASN1Error.make(.trailingBytes, base + position, "\(end - position) unexpected trailing bytes")
     }
 
-    /// Reads a primitive element with identifier `expected` and returns its content range.
-    @inlinable
-    public mutating func readPrimitiveContent(_ expected: ASN1Identifier) throws(ASN1Error) -> Range<Int> {
-        let element = try readElement(expected)
-        return element.contentStart..<element.contentEnd
-    }
-
-    /// Reads an INTEGER (or the implicitly tagged `identifier`) into `T`, checking for overflow.
-    @inlinable
-    public mutating func readInteger<T: FixedWidthInteger>(
-        _: T.Type = T.self, identifier: ASN1Identifier = .integer
-    ) throws(ASN1Error) -> T {
-        let element = try readElement(identifier)
-        return try ASN1RawReader.decodeInteger(
-            buffer, element.contentStart..<element.contentEnd, base: base, rules: rules, at: base + element.start)
-    }
-
     /// Reads the next element, which must have the single-octet identifier `tag` and a definite
-    /// length, and returns its content range. The common case (a one-to-three-octet length) is
-    /// decoded inline; anything else goes through the general ``decodeElement``, so the rules and
+    /// length, and returns its content range. The common case (``DERFraming/content(_:tag:at:end:)``)
+    /// is decoded inline; anything else goes through the general ``decodeElement``, so the rules and
     /// limits are exactly the same.
     @inlinable @inline(__always)
     public mutating func readContent(tag: UInt8) throws(ASN1Error) -> Range<Int> {
         #if DEBUG
             ASN1Instrumentation.count()
         #endif
-        let p = position
-        if p &+ 2 <= end, buffer[p] == tag {
-            let l0 = buffer[p &+ 1]
-            if l0 < 0x80 {
-                let start = p &+ 2
-                let stop = start &+ Int(l0)
-                if stop <= end {
-                    position = stop
-                    return start..<stop
-                }
-            } else if l0 == 0x81, p &+ 3 <= end {
-                let length = Int(buffer[p &+ 2])
-                let start = p &+ 3
-                let stop = start &+ length
-                if length >= 0x80, stop <= end {
-                    position = stop
-                    return start..<stop
-                }
-            } else if l0 == 0x82, p &+ 4 <= end {
-                let length = Int(buffer[p &+ 2]) << 8 | Int(buffer[p &+ 3])
-                let start = p &+ 4
-                let stop = start &+ length
-                if length >= 0x100, stop <= end {
-                    position = stop
-                    return start..<stop
-                }
-            }
+        if let content = DERFraming.content(buffer, tag: tag, at: position, end: end) {
+            position = content.upperBound
+            return content
         }
         return try readContentSlowly(tag: tag)
     }
@@ -235,52 +191,42 @@
     }
 
     /// Reads an INTEGER that must fit in 64 bits. A concrete (non-generic) fast path for hot loops
-    /// in other modules, where a generic call would not be specialized.
+    /// in other modules: one or two content octets (every attribute type and version in receipts)
+    /// are decoded inline by ``DERFraming/smallInteger(_:at:end:)``.
     @inlinable @inline(__always)
     public mutating func readInt64() throws(ASN1Error) -> Int64 {
+        if let small = DERFraming.smallInteger(buffer, at: position, end: end) {
+            #if DEBUG
+                ASN1Instrumentation.count()
+            #endif
+            position = small.end
+            return Int64(small.value)
+        }
+        return try readInt64Slowly()
+    }
+
+    @usableFromInline @inline(never)
+    mutating func readInt64Slowly() throws(ASN1Error) -> Int64 {
         let start = position
         let content = try readContent(tag: 0x02)
-        // One or two content octets cover every attribute type and version in receipts.
-        let count = content.count
-        if count == 1 { return Int64(Int8(bitPattern: buffer[content.lowerBound])) }
-        if count == 2 {
-            let a = buffer[content.lowerBound]
-            let b = buffer[content.lowerBound &+ 1]
-            let minimal = !((a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0))
-            if minimal || rules == .basic { return Int64(Int16(bitPattern: UInt16(a) << 8 | UInt16(b))) }
-        }
         return try ASN1RawReader.decodeInt64(buffer, content, rules: rules, at: base + start)
     }
 
-    /// Decodes INTEGER content octets into an `Int64` (concrete twin of ``decodeInteger(_:_:base:rules:at:)``).
+    /// Decodes INTEGER content octets into an `Int64`: minimal encodings of up to eight octets
+    /// inline, everything else (and every error) through ``decodeInteger(_:_:rules:at:)``.
+    @inlinable @inline(__always)
     public static func decodeInt64(
         _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, rules: ASN1EncodingRules, at offset: Int
     ) throws(ASN1Error) -> Int64 {
-        var s = range.lowerBound
-        let e = range.upperBound
-        guard s < e else { throw ASN1Error.make(.invalidInteger, offset, "INTEGER has no content octets") }
-        let first = buffer[s]
-        // Fast path: one to eight octets, minimal.
-        let count = e &- s
-        if count == 1 { return Int64(Int8(bitPattern: first)) }
-        while e &- s >= 2 {
-            let a = buffer[s]
-            let b = buffer[s &+ 1]
-            guard (a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0) else { break }
-            if rules == .distinguished {
-                throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
-            }
-            s &+= 1
-        }
-        guard e &- s <= 8 else {
-            throw ASN1Error.make(.integerOverflow, offset, "INTEGER of \(e - s) octets does not fit Int64")
-        }
-        var value: Int64 = first & 0x80 != 0 ? -1 : 0
-        while s < e {
-            value = value &<< 8 | Int64(buffer[s])
-            s &+= 1
-        }
-        return value
+        if let value = DERFraming.minimalInt64(buffer, range) { return value }
+        return try decodeInt64Slowly(buffer, range, rules: rules, at: offset)
+    }
+
+    @usableFromInline @inline(never)
+    static func decodeInt64Slowly(
+        _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, rules: ASN1EncodingRules, at offset: Int
+    ) throws(ASN1Error) -> Int64 {
+        try decodeInteger(buffer, range, rules: rules, at: offset)
     }
 
     // MARK: - Core
@@ -394,7 +340,7 @@
             value = value << 8 | UInt64(buffer[p &+ i])
         }
         if rules == .distinguished {
-            guard buffer[p] != 0, value >= 0x80 else {
+            guard DERFraming.isMinimalLongFormLength(value, octets: count) else {
                 throw ASN1Error.make(.invalidLength, base + start, "length is not minimally encoded (DER)")
             }
         }
@@ -446,22 +392,11 @@
     /// Decodes the content octets `range` as a two's-complement integer of type `T`.
     @inlinable
     public static func decodeInteger<T: FixedWidthInteger>(
-        _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, base: Int, rules: ASN1EncodingRules, at offset: Int
+        _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, rules: ASN1EncodingRules, at offset: Int
     ) throws(ASN1Error) -> T {
-        var s = range.lowerBound
         let e = range.upperBound
-        guard s < e else { throw ASN1Error.make(.invalidInteger, offset, "INTEGER has no content octets") }
+        var s = try significantStart(buffer, range, rules: rules, at: offset)
         let negative = buffer[s] & 0x80 != 0
-        // Skip redundant sign octets (DER forbids them; BER tolerates them).
-        while e &- s >= 2 {
-            let a = buffer[s]
-            let b = buffer[s &+ 1]
-            guard (a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0) else { break }
-            if rules == .distinguished {
-                throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
-            }
-            s &+= 1
-        }
         if !T.isSigned {
             guard !negative else { throw ASN1Error.make(.integerOverflow, offset, "negative INTEGER for \(T.self)") }
             if buffer[s] == 0 && e &- s >= 2 { s &+= 1 }
@@ -475,5 +410,22 @@
             s &+= 1
         }
         return value
+    }
+
+    /// Checks INTEGER content octets `range` (not empty; minimal in DER) and returns the position of
+    /// the first octet that is not a redundant sign octet (BER allows those; DER does not).
+    @usableFromInline
+    static func significantStart(
+        _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, rules: ASN1EncodingRules, at offset: Int
+    ) throws(ASN1Error) -> Int {
+        var s = range.lowerBound
+        guard s < range.upperBound else { throw ASN1Error.make(.invalidInteger, offset, "INTEGER has no content octets") }
+        while range.upperBound &- s >= 2, DERFraming.isRedundantLeadingOctet(buffer[s], before: buffer[s &+ 1]) {
+            if rules == .distinguished {
+                throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
+            }
+            s &+= 1
+        }
+        return s
     }
 }

@@ -71,7 +71,7 @@ public struct ASN1Element: Sendable {
         let base = offset
         let rules = rules
         return try withRaw { (buffer, raw) throws(ASN1Error) -> T in
-            try ASN1RawReader.decodeInteger(buffer, raw.contentStart..<raw.contentEnd, base: base, rules: rules, at: base)
+            try ASN1RawReader.decodeInteger(buffer, raw.contentStart..<raw.contentEnd, rules: rules, at: base)
         }
     }
 
@@ -83,12 +83,10 @@ public struct ASN1Element: Sendable {
         guard content.count >= 1 else {
             throw ASN1Error.make(.invalidInteger, offset, "INTEGER has no content octets")
         }
-        if rules == .distinguished, content.count >= 2 {
-            let a = content[content.startIndex]
-            let b = content[content.startIndex + 1]
-            if (a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0) {
-                throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
-            }
+        if rules == .distinguished, content.count >= 2,
+            DERFraming.isRedundantLeadingOctet(content[content.startIndex], before: content[content.startIndex + 1])
+        {
+            throw ASN1Error.make(.invalidInteger, offset, "INTEGER is not minimally encoded (DER)")
         }
         return content
     }
@@ -151,9 +149,6 @@ public struct ASN1Element: Sendable {
 
     /// The content as a PrintableString.
     public func printableString() throws(ASN1Error) -> String { try string(.printable) }
-
-    /// The content as a VisibleString.
-    public func visibleString() throws(ASN1Error) -> String { try string(.visible) }
 
     /// The content as the character string its universal tag names (UTF8String, IA5String,
     /// PrintableString, VisibleString; T61String is read as Latin-1).
@@ -252,9 +247,6 @@ public struct ASN1Reader: Sendable {
 
     /// Whether every element has been read.
     public var isAtEnd: Bool { position >= bytes.endIndex }
-
-    /// The bytes not read yet.
-    public var remaining: ArraySlice<UInt8> { bytes[position...] }
 
     mutating func withRaw<R>(_ body: (inout ASN1RawReader) throws(ASN1Error) -> R) throws(ASN1Error) -> R {
         let base = bytes.startIndex
@@ -363,7 +355,7 @@ public struct ASN1Reader: Sendable {
     public mutating func readTime() throws(ASN1Error) -> ASN1Time { try readElement().time() }
 }
 
-/// One node of a fully parsed ASN.1 tree, as ``ASN1Tree/parse(_:rules:limits:)`` lists them.
+/// One node of a fully parsed ASN.1 tree, as ``ASN1Tree/depthFirstNodes(_:rules:limits:)`` lists them.
 public struct ASN1Node: Sendable {
     /// The element.
     public let element: ASN1Element
@@ -373,11 +365,14 @@ public struct ASN1Node: Sendable {
     public var offset: Int { element.offset }
 }
 
-/// Parses a whole input into a flat, depth-first list of nodes (like `openssl asn1parse -i`).
+/// Whole-input parsing: every element of an input, checked, as a flat list.
 public enum ASN1Tree {
-    /// Parses `bytes` (one root element, nothing after it) and returns every element in document
-    /// order, descending into every constructed element.
-    public static func parse(
+    /// Parses `bytes` (one root element, nothing after it), descending into every constructed
+    /// element, and returns all the elements as one flat list in document (depth-first) order, each
+    /// with its depth, the shape `openssl asn1parse -i` prints. Also the way to check that a whole
+    /// input is well-formed under `rules`.
+    @discardableResult
+    public static func depthFirstNodes(
         _ bytes: ArraySlice<UInt8>, rules: ASN1EncodingRules = .der, limits: ASN1Limits = .default
     ) throws(ASN1Error) -> [ASN1Node] {
         var reader = try ASN1Reader(bytes, rules: rules, limits: limits)

@@ -34,16 +34,26 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         self.encodedContent = bytes[...]
     }
 
-    /// Parses a dotted string such as `"1.2.840.113549.1.7.2"`; `nil` if it is not one.
+    /// Parses a dotted string such as `"1.2.840.113549.1.7.2"`; `nil` if it is not one. The one
+    /// validator of dotted OIDs in the package: at least two arcs of decimal digits without leading
+    /// zeros, each fitting 64 bits; the first arc 0, 1 or 2; the second below 40 unless the first
+    /// is 2, and small enough that `first × 40 + second` fits 64 bits (the first subidentifier).
+    /// So the result's ``description`` gives back exactly `dotted`.
     public init?(dotted: String) {
         var arcs: [UInt64] = []
-        for part in dotted.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !part.isEmpty, part.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = UInt64(part) else {
-                return nil
+        for part in dotted.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+            guard let first = part.first, first != UInt8(ascii: "0") || part.count == 1 else { return nil }
+            var value: UInt64 = 0
+            for digit in part {
+                guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+                let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+                guard !overflow, !carry else { return nil }
+                value = sum
             }
             arcs.append(value)
         }
-        guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40 else { return nil }
+        guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40, arcs[1] <= UInt64.max - 80 else { return nil }
         self.init(components: arcs)
     }
 
@@ -107,10 +117,12 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         components.map(String.init).joined(separator: ".")
     }
 
+    /// Identifiers are equal when their content octets are.
     public static func == (lhs: ASN1ObjectIdentifier, rhs: ASN1ObjectIdentifier) -> Bool {
         lhs.encodedContent.elementsEqual(rhs.encodedContent)
     }
 
+    /// Hashes the content octets.
     public func hash(into hasher: inout Hasher) {
         for byte in encodedContent { hasher.combine(byte) }
     }
@@ -126,11 +138,17 @@ public struct ASN1BitString: Hashable, Sendable {
 
 /// A decoded UTCTime or GeneralizedTime.
 public struct ASN1Time: Hashable, Sendable, CustomStringConvertible {
+    /// The year as written (UTCTime's two digits mapped to 1950...2049).
     public let year: Int
+    /// The month, 1...12.
     public let month: Int
+    /// The day of the month, 1...31.
     public let day: Int
+    /// The hour, 0...23.
     public let hour: Int
+    /// The minute, 0...59.
     public let minute: Int
+    /// The second, 0...60 (60 for a leap second).
     public let second: Int
     /// Fractional seconds in nanoseconds (GeneralizedTime only).
     public let nanosecond: Int
@@ -194,7 +212,7 @@ extension ASN1RawReader {
         return (range.lowerBound + 1..<range.upperBound, unused)
     }
 
-    /// Checks that `range` holds only bytes the string `kind` admits; `true` if all are ASCII.
+    /// Checks that `range` holds only bytes the string `kind` admits.
     @inlinable
     public static func validateString(
         _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, kind: ASN1StringKind, at offset: Int

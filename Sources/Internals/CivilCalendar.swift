@@ -4,17 +4,20 @@
 /// Proleptic Gregorian calendar arithmetic on day numbers, shared by ASN.1 times, receipt
 /// dates, JSON date triplets, HTTP dates and X.509 time conversion (one copy in the package).
 package enum CivilCalendar {
-    /// Days from 1970-01-01 to the given date (negative before it).
+    /// Days from 1970-01-01 to the given date (negative before it). Exact for years within
+    /// ±10^12 and months 1...12; the arithmetic wraps rather than traps outside that, so no input
+    /// can crash it (callers validate their fields first). It runs for every receipt date, so
+    /// the wrapping operators also keep it free of overflow checks.
     @inlinable
     package static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
         // Shift the year to start in March so the leap day is last; count 400-year eras.
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let m = Int64(month)
-        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        let y = Int64(truncatingIfNeeded: month <= 2 ? year &- 1 : year)
+        let era = (y >= 0 ? y : y &- 399) / 400
+        let yearOfEra = y &- era &* 400
+        let m = Int64(truncatingIfNeeded: month)
+        let dayOfYear = (153 &* (m > 2 ? m &- 3 : m &+ 9) &+ 2) / 5 &+ Int64(truncatingIfNeeded: day) &- 1
+        let dayOfEra = yearOfEra &* 365 &+ yearOfEra / 4 &- yearOfEra / 100 &+ dayOfYear
+        return era &* 146_097 &+ dayOfEra &- 719_468
     }
 
     /// The calendar date of a day number (inverse of ``daysSince1970(year:month:day:)``).

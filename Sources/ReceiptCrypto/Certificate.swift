@@ -1,3 +1,4 @@
+public import ASN1
 internal import COpenSSL
 public import Foundation
 import Internals
@@ -42,9 +43,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The end of the validity period (inclusive, as RFC 5280 defines it).
     public let notAfter: Date
 
-    /// The dotted OIDs of every extension, in certificate order, read once when the certificate
-    /// is parsed (``hasExtension(oid:)`` runs on every receipt verification).
-    public let extensionOIDs: [String]
+    /// The OIDs of the extensions, in certificate order, read once when the certificate is parsed
+    /// (``hasExtension(oid:)`` runs on every receipt verification). An extension whose OID has an
+    /// arc beyond 64 bits, which ``ASN1ObjectIdentifier`` cannot hold, is not listed.
+    public let extensionOIDs: [ASN1ObjectIdentifier]
 
     /// Parses one DER-encoded certificate.
     ///
@@ -125,11 +127,13 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         self.notBefore = notBefore
         self.notAfter = notAfter
         let count = max(0, Int(X509_get_ext_count(handle.pointer)))
-        var oids: [String] = []
+        var oids: [ASN1ObjectIdentifier] = []
         oids.reserveCapacity(count)
         for index in 0..<count {
-            guard let ext = X509_get_ext(handle.pointer, Int32(index)) else { continue }
-            oids.append(dottedOID(X509_EXTENSION_get_object(ext)) ?? "")
+            guard let ext = X509_get_ext(handle.pointer, Int32(index)),
+                let oid = objectIdentifier(X509_EXTENSION_get_object(ext))
+            else { continue }
+            oids.append(oid)
         }
         extensionOIDs = oids
     }
@@ -159,39 +163,40 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The X.509 version number as written on the wire plus one: 1, 2 or 3.
     public var version: Int { Int(X509_get_version(handle.pointer)) + 1 }
 
-    /// The dotted OID of the certificate's outer `signatureAlgorithm`.
-    public var signatureAlgorithmOID: String {
+    /// The OID of the certificate's outer `signatureAlgorithm` (nil only for an OID with an arc
+    /// beyond 64 bits, which no known algorithm has).
+    public var signatureAlgorithmOID: ASN1ObjectIdentifier? {
         var algorithm: UnsafePointer<X509_ALGOR>?
         X509_get0_signature(nil, &algorithm, handle.pointer)
         var object: OpaquePointer?
         X509_ALGOR_get0(&object, nil, nil, algorithm)
-        return dottedOID(object) ?? ""
+        return objectIdentifier(object)
     }
 
     /// ``signatureAlgorithmOID`` decoded, or nil for algorithms this module does not know.
-    public var signatureAlgorithm: SignatureAlgorithm? { SignatureAlgorithm(oid: signatureAlgorithmOID) }
+    public var signatureAlgorithm: SignatureAlgorithm? { signatureAlgorithmOID.flatMap { SignatureAlgorithm(oid: $0) } }
 
     // MARK: Extensions
 
-    /// Whether the certificate carries an extension with the dotted OID `oid`.
-    public func hasExtension(oid: String) -> Bool {
+    /// Whether the certificate carries an extension with the OID `oid`.
+    public func hasExtension(oid: ASN1ObjectIdentifier) -> Bool {
         extensionOIDs.contains(oid)
     }
 
-    /// The contents of the `extnValue` OCTET STRING of the first extension with the dotted OID
-    /// `oid` (that is, the DER encoding of the extension's value), or nil if absent. Apple's
-    /// receipt marker extensions return `[0x05, 0x00]` (DER NULL).
-    public func extensionValue(oid: String) -> [UInt8]? {
+    /// The contents of the `extnValue` OCTET STRING of the first extension with the OID `oid`
+    /// (that is, the DER encoding of the extension's value), or nil if absent. Apple's receipt
+    /// marker extensions return `[0x05, 0x00]` (DER NULL).
+    public func extensionValue(oid: ASN1ObjectIdentifier) -> [UInt8]? {
         extensions().first { $0.oid == oid }?.value
     }
 
-    /// Whether the first extension with the dotted OID `oid` is marked critical; nil if absent.
-    public func isExtensionCritical(oid: String) -> Bool? {
+    /// Whether the first extension with the OID `oid` is marked critical; nil if absent.
+    public func isExtensionCritical(oid: ASN1ObjectIdentifier) -> Bool? {
         extensions().first { $0.oid == oid }?.critical
     }
 
     private struct RawExtension {
-        var oid: String
+        var oid: ASN1ObjectIdentifier?
         var critical: Bool
         var value: [UInt8]
     }
@@ -203,7 +208,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         result.reserveCapacity(Int(count))
         for index in 0..<count {
             guard let ext = X509_get_ext(handle.pointer, index) else { continue }
-            let oid = dottedOID(X509_EXTENSION_get_object(ext)) ?? ""
+            let oid = objectIdentifier(X509_EXTENSION_get_object(ext))
             let critical = X509_EXTENSION_get_critical(ext) > 0
             let value = asn1StringBytes(X509_EXTENSION_get_data(ext))
             result.append(RawExtension(oid: oid, critical: critical, value: value))
@@ -340,14 +345,14 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
         /// OpenSSL's short name for the attribute type (`CN`, `O`, `OU`, `C`, `emailAddress`, ...),
         /// or the dotted OID when it has none.
         public var shortName: String
-        /// The attribute type's dotted OID.
-        public var oid: String
+        /// The attribute type's OID (nil only for an OID with an arc beyond 64 bits).
+        public var oid: ASN1ObjectIdentifier?
         /// The value as a Swift string; values that are not valid text are rendered as `#` and the
         /// hexadecimal of their bytes.
         public var value: String
 
         /// Creates a component.
-        public init(shortName: String, oid: String, value: String) {
+        public init(shortName: String, oid: ASN1ObjectIdentifier?, value: String) {
             self.shortName = shortName
             self.oid = oid
             self.value = value
@@ -373,13 +378,28 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
             for index in 0..<count {
                 guard let entry = X509_NAME_get_entry(x509Name, index) else { continue }
                 let object = X509_NAME_ENTRY_get_object(entry)
-                let oid = dottedOID(object) ?? ""
+                let oid = objectIdentifier(object)
                 let nid = OBJ_obj2nid(object)
-                let shortName = nid != NID_undef ? (OBJ_nid2sn(nid).map { String(cString: $0) } ?? oid) : oid
+                let shortName = (nid != NID_undef ? OBJ_nid2sn(nid).map { String(cString: $0) } : nil) ?? Self.dotted(object)
                 components.append(Component(shortName: shortName, oid: oid, value: Self.text(X509_NAME_ENTRY_get_data(entry))))
             }
         }
         self.components = components
+    }
+
+    /// OpenSSL's dotted rendering of an attribute type (which, unlike ``ASN1ObjectIdentifier``,
+    /// has no limit on arc size), for names OpenSSL has no short name for.
+    private static func dotted(_ object: OpaquePointer?) -> String {
+        var buffer = [CChar](repeating: 0, count: 128)
+        let needed = Int(OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1))
+        guard needed > 0 else { return "" }
+        if needed >= buffer.count {
+            // Long OIDs: OBJ_obj2txt returns the full length; retry with a buffer that fits (bounded).
+            guard needed < 4096 else { return "" }
+            buffer = [CChar](repeating: 0, count: needed + 1)
+            guard OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1) > 0 else { return "" }
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func text(_ string: UnsafeMutablePointer<ASN1_STRING>?) -> String {
@@ -396,7 +416,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
 
     /// The value of the first component whose short name (or dotted OID) is `name`.
     public func value(for name: String) -> String? {
-        components.first { $0.shortName == name || $0.oid == name }?.value
+        components.first { $0.shortName == name || $0.oid?.description == name }?.value
     }
 
     /// The first common name (`CN`), if any.

@@ -1,17 +1,18 @@
+public import ASN1
 internal import COpenSSL
 public import Foundation
 
 /// One X.509 v3 extension given by OID, criticality and the DER encoding of its value.
 public struct CertificateExtension: Sendable, Hashable {
-    /// The extension's dotted OID.
-    public var oid: String
+    /// The extension's OID.
+    public var oid: ASN1ObjectIdentifier
     /// Whether the extension is marked critical.
     public var critical: Bool
     /// The DER encoding of the value (the contents of `extnValue`).
     public var value: [UInt8]
 
     /// Creates an extension.
-    public init(oid: String, critical: Bool, value: [UInt8]) {
+    public init(oid: ASN1ObjectIdentifier, critical: Bool, value: [UInt8]) {
         self.oid = oid
         self.critical = critical
         self.value = value
@@ -20,7 +21,7 @@ public struct CertificateExtension: Sendable, Hashable {
     /// A non-critical extension whose value is DER NULL (`05 00`), the form of Apple's marker
     /// extensions (`1.2.840.113635.100.6.11.1` on receipt-signing leaves,
     /// `1.2.840.113635.100.6.2.1` on WWDR intermediates).
-    public static func marker(oid: String) -> CertificateExtension {
+    public static func marker(oid: ASN1ObjectIdentifier) -> CertificateExtension {
         CertificateExtension(oid: oid, critical: false, value: [0x05, 0x00])
     }
 }
@@ -77,7 +78,7 @@ public struct CertificateBuilder: Sendable {
     /// Whether keyUsage is marked critical.
     public var keyUsageCritical: Bool = true
     /// extendedKeyUsage purpose OIDs (non-critical); empty to omit the extension.
-    public var extendedKeyUsageOIDs: [String] = []
+    public var extendedKeyUsageOIDs: [ASN1ObjectIdentifier] = []
     /// Whether to add subjectKeyIdentifier (SHA-1 of the public key bits) and
     /// authorityKeyIdentifier (the issuer's key identifier).
     public var includeKeyIdentifiers: Bool = true
@@ -222,31 +223,29 @@ public struct CertificateBuilder: Sendable {
     private func extensions(for x509: OpaquePointer, issuer: Certificate?) throws(CryptoError) -> [CertificateExtension] {
         var result: [CertificateExtension] = []
         if let basicConstraints {
-            var fields: [[UInt8]] = []
-            if basicConstraints.isCA { fields.append(DERWriter.boolean(true)) }
-            if let pathLength = basicConstraints.pathLength {
-                guard pathLength >= 0 else { throw .plain(.invalidArgument, "negative path length") }
-                fields.append(DERWriter.integer(UInt64(pathLength)))
+            guard (basicConstraints.pathLength ?? 0) >= 0 else { throw .plain(.invalidArgument, "negative path length") }
+            var value = DERWriter()
+            value.appendSequence { fields in
+                if basicConstraints.isCA { fields.appendBoolean(true) }
+                if let pathLength = basicConstraints.pathLength { fields.appendInteger(pathLength) }
             }
-            result.append(
-                CertificateExtension(
-                    oid: "2.5.29.19", critical: basicConstraints.critical, value: DERWriter.sequence(fields)))
+            result.append(CertificateExtension(oid: ExtensionOID.basicConstraints, critical: basicConstraints.critical, value: value.bytes))
         }
         if let keyUsage {
-            result.append(
-                CertificateExtension(
-                    oid: "2.5.29.15", critical: keyUsageCritical, value: DERWriter.namedBitString(keyUsage.bitNumbers)))
+            result.append(CertificateExtension(oid: ExtensionOID.keyUsage, critical: keyUsageCritical, value: keyUsage.namedBitString))
         }
         if !extendedKeyUsageOIDs.isEmpty {
-            var purposes: [[UInt8]] = []
-            for oid in extendedKeyUsageOIDs { purposes.append(try DERWriter.objectIdentifier(oid)) }
-            result.append(CertificateExtension(oid: "2.5.29.37", critical: false, value: DERWriter.sequence(purposes)))
+            var value = DERWriter()
+            value.appendSequence { purposes in
+                for oid in extendedKeyUsageOIDs { purposes.appendObjectIdentifier(oid) }
+            }
+            result.append(CertificateExtension(oid: ExtensionOID.extendedKeyUsage, critical: false, value: value.bytes))
         }
         if includeKeyIdentifiers {
             let subjectKeyID = try keyIdentifier(of: x509)
-            result.append(
-                CertificateExtension(
-                    oid: "2.5.29.14", critical: false, value: DERWriter.tlv(0x04, subjectKeyID)))
+            var subjectValue = DERWriter()
+            subjectValue.appendOctetString(subjectKeyID)
+            result.append(CertificateExtension(oid: ExtensionOID.subjectKeyIdentifier, critical: false, value: subjectValue.bytes))
             let authorityKeyID: [UInt8]
             if let issuer {
                 if let existing = X509_get0_subject_key_id(issuer.handle.pointer) {
@@ -258,12 +257,12 @@ public struct CertificateBuilder: Sendable {
                 authorityKeyID = subjectKeyID
             }
             // AuthorityKeyIdentifier ::= SEQUENCE { keyIdentifier [0] IMPLICIT OCTET STRING }
-            result.append(
-                CertificateExtension(
-                    oid: "2.5.29.35", critical: false, value: DERWriter.sequence([DERWriter.tlv(0x80, authorityKeyID)])))
+            var authorityValue = DERWriter()
+            authorityValue.appendSequence { $0.append(.contextSpecific(0, constructed: false), content: authorityKeyID) }
+            result.append(CertificateExtension(oid: ExtensionOID.authorityKeyIdentifier, critical: false, value: authorityValue.bytes))
         }
         result.append(contentsOf: customExtensions)
-        var seen = Set<String>()
+        var seen = Set<ASN1ObjectIdentifier>()
         for ext in result where !seen.insert(ext.oid).inserted {
             throw .plain(.invalidArgument, "extension \(ext.oid) appears twice")
         }
@@ -282,7 +281,7 @@ public struct CertificateBuilder: Sendable {
     }
 
     private func add(_ ext: CertificateExtension, to x509: OpaquePointer) throws(CryptoError) {
-        let object = try OwnedASN1Object(dotted: ext.oid)
+        let object = try OwnedASN1Object(ext.oid)
         guard ext.value.count < Int(Int32.max) else { throw .plain(.invalidArgument, "extension value too large") }
         guard let octets = ASN1_OCTET_STRING_new() else { throw .allocation("an OCTET STRING") }
         defer { ASN1_OCTET_STRING_free(octets) }
@@ -298,79 +297,29 @@ public struct CertificateBuilder: Sendable {
     }
 }
 
-/// A minimal DER encoder for the extension values the builder writes.
-enum DERWriter {
-    static func length(_ count: Int) -> [UInt8] {
-        if count < 0x80 { return [UInt8(count)] }
-        var bytes: [UInt8] = []
-        var value = count
-        while value > 0 {
-            bytes.insert(UInt8(truncatingIfNeeded: value), at: 0)
-            value >>= 8
+/// The standard extensions the builder writes (RFC 5280 section 4.2.1).
+enum ExtensionOID {
+    static let subjectKeyIdentifier = ASN1ObjectIdentifier(2, 5, 29, 14)
+    static let keyUsage = ASN1ObjectIdentifier(2, 5, 29, 15)
+    static let basicConstraints = ASN1ObjectIdentifier(2, 5, 29, 19)
+    static let authorityKeyIdentifier = ASN1ObjectIdentifier(2, 5, 29, 35)
+    static let extendedKeyUsage = ASN1ObjectIdentifier(2, 5, 29, 37)
+}
+
+extension KeyUsage {
+    /// The keyUsage extension's value: a BIT STRING for a NamedBitList, trailing zero bits removed
+    /// as DER requires.
+    var namedBitString: [UInt8] {
+        var writer = DERWriter()
+        guard let highest = bitNumbers.max() else {
+            writer.appendBitString([])
+            return writer.bytes
         }
-        return [0x80 | UInt8(bytes.count)] + bytes
-    }
-
-    static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-        [tag] + length(content.count) + content
-    }
-
-    static func sequence(_ elements: [[UInt8]]) -> [UInt8] {
-        tlv(0x30, elements.flatMap { $0 })
-    }
-
-    static func boolean(_ value: Bool) -> [UInt8] {
-        [0x01, 0x01, value ? 0xFF : 0x00]
-    }
-
-    static func integer(_ value: UInt64) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var rest = value
-        repeat {
-            bytes.insert(UInt8(truncatingIfNeeded: rest), at: 0)
-            rest >>= 8
-        } while rest > 0
-        if let first = bytes.first, first & 0x80 != 0 { bytes.insert(0, at: 0) }
-        return tlv(0x02, bytes)
-    }
-
-    /// A BIT STRING for a NamedBitList: trailing zero bits removed, as DER requires.
-    static func namedBitString(_ bitNumbers: [Int]) -> [UInt8] {
-        guard let highest = bitNumbers.max() else { return [0x03, 0x01, 0x00] }
         var octets = [UInt8](repeating: 0, count: highest / 8 + 1)
-        for bit in bitNumbers where bit >= 0 {
+        for bit in bitNumbers {
             octets[bit / 8] |= 0x80 >> UInt8(bit % 8)
         }
-        let unused = UInt8(7 - highest % 8)
-        return tlv(0x03, [unused] + octets)
-    }
-
-    static func objectIdentifier(_ dotted: String) throws(CryptoError) -> [UInt8] {
-        guard isValidDottedOID(dotted) else {
-            throw .plain(.invalidArgument, "'\(dotted)' is not a dotted object identifier")
-        }
-        var arcs: [UInt64] = []
-        for part in dotted.split(separator: ".") {
-            guard let arc = UInt64(part) else { throw .plain(.invalidArgument, "OID arc \(part) is too large") }
-            arcs.append(arc)
-        }
-        guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40,
-            arcs[1] <= UInt64.max - 80
-        else {
-            throw .plain(.invalidArgument, "'\(dotted)' has invalid first arcs")
-        }
-        var content = base128(arcs[0] * 40 + arcs[1])
-        for arc in arcs.dropFirst(2) { content += base128(arc) }
-        return tlv(0x06, content)
-    }
-
-    private static func base128(_ value: UInt64) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(value & 0x7F)]
-        var rest = value >> 7
-        while rest > 0 {
-            bytes.insert(UInt8(rest & 0x7F) | 0x80, at: 0)
-            rest >>= 7
-        }
-        return bytes
+        writer.appendBitString(octets, unusedBits: UInt8(7 - highest % 8))
+        return writer.bytes
     }
 }

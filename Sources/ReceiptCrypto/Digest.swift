@@ -1,3 +1,4 @@
+public import ASN1
 internal import COpenSSL
 
 /// A message digest algorithm that can appear in receipts and certificates.
@@ -16,14 +17,14 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStr
     /// MD5 (RFC 1321). Broken; recognised only so that it can be refused.
     case md5
 
-    /// The dotted object identifier of the digest itself (as in a PKCS#7 `digestAlgorithm`).
-    public var oid: String {
+    /// The object identifier of the digest itself (as in a PKCS#7 `digestAlgorithm`).
+    public var oid: ASN1ObjectIdentifier {
         switch self {
-        case .sha1: "1.3.14.3.2.26"
-        case .sha256: "2.16.840.1.101.3.4.2.1"
-        case .sha384: "2.16.840.1.101.3.4.2.2"
-        case .sha512: "2.16.840.1.101.3.4.2.3"
-        case .md5: "1.2.840.113549.2.5"
+        case .sha1: AlgorithmOID.sha1
+        case .sha256: AlgorithmOID.sha256
+        case .sha384: AlgorithmOID.sha384
+        case .sha512: AlgorithmOID.sha512
+        case .md5: AlgorithmOID.md5
         }
     }
 
@@ -41,11 +42,11 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStr
     /// True for algorithms that this module refuses to sign or verify with (MD5).
     public var isRefusedForSignatures: Bool { self == .md5 }
 
-    /// Looks up a digest from a dotted OID: either a digest OID (`2.16.840.1.101.3.4.2.1`) or a
+    /// Looks up a digest from an OID: either a digest OID (`2.16.840.1.101.3.4.2.1`) or a
     /// signature-algorithm OID that names its digest (`1.2.840.113549.1.1.11` sha256WithRSAEncryption,
     /// `1.2.840.10045.4.3.2` ecdsa-with-SHA256, ...). Returns nil for unknown OIDs and for
     /// `rsaEncryption` (`1.2.840.113549.1.1.1`), which names no digest; see ``SignatureAlgorithm``.
-    public init?(oid: String) {
+    public init?(oid: ASN1ObjectIdentifier) {
         if let digest = DigestAlgorithm.allCases.first(where: { $0.oid == oid }) {
             self = digest
         } else if let digest = SignatureAlgorithm(oid: oid)?.digest {
@@ -118,18 +119,18 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
 
     /// Recognises `rsaEncryption`, `md5/sha1/sha256/sha384/sha512WithRSAEncryption` and
     /// `ecdsa-with-SHA1/SHA256/SHA384/SHA512`. Returns nil for any other OID.
-    public init?(oid: String) {
+    public init?(oid: ASN1ObjectIdentifier) {
         switch oid {
-        case "1.2.840.113549.1.1.1": self = .rsaPKCS1v15(nil)
-        case "1.2.840.113549.1.1.4": self = .rsaPKCS1v15(.md5)
-        case "1.2.840.113549.1.1.5": self = .rsaPKCS1v15(.sha1)
-        case "1.2.840.113549.1.1.11": self = .rsaPKCS1v15(.sha256)
-        case "1.2.840.113549.1.1.12": self = .rsaPKCS1v15(.sha384)
-        case "1.2.840.113549.1.1.13": self = .rsaPKCS1v15(.sha512)
-        case "1.2.840.10045.4.1": self = .ecdsa(.sha1)
-        case "1.2.840.10045.4.3.2": self = .ecdsa(.sha256)
-        case "1.2.840.10045.4.3.3": self = .ecdsa(.sha384)
-        case "1.2.840.10045.4.3.4": self = .ecdsa(.sha512)
+        case AlgorithmOID.rsaEncryption: self = .rsaPKCS1v15(nil)
+        case AlgorithmOID.md5WithRSA: self = .rsaPKCS1v15(.md5)
+        case AlgorithmOID.sha1WithRSA: self = .rsaPKCS1v15(.sha1)
+        case AlgorithmOID.sha256WithRSA: self = .rsaPKCS1v15(.sha256)
+        case AlgorithmOID.sha384WithRSA: self = .rsaPKCS1v15(.sha384)
+        case AlgorithmOID.sha512WithRSA: self = .rsaPKCS1v15(.sha512)
+        case AlgorithmOID.ecdsaWithSHA1: self = .ecdsa(.sha1)
+        case AlgorithmOID.ecdsaWithSHA256: self = .ecdsa(.sha256)
+        case AlgorithmOID.ecdsaWithSHA384: self = .ecdsa(.sha384)
+        case AlgorithmOID.ecdsaWithSHA512: self = .ecdsa(.sha512)
         default: return nil
         }
     }
@@ -142,19 +143,19 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The dotted OID of this algorithm, or nil for a combination that has no OID (ECDSA with MD5).
-    public var oid: String? {
+    /// The OID of this algorithm, or nil for a combination that has no OID (ECDSA with MD5).
+    public var oid: ASN1ObjectIdentifier? {
         switch self {
-        case .rsaPKCS1v15(nil): "1.2.840.113549.1.1.1"
-        case .rsaPKCS1v15(.md5): "1.2.840.113549.1.1.4"
-        case .rsaPKCS1v15(.sha1): "1.2.840.113549.1.1.5"
-        case .rsaPKCS1v15(.sha256): "1.2.840.113549.1.1.11"
-        case .rsaPKCS1v15(.sha384): "1.2.840.113549.1.1.12"
-        case .rsaPKCS1v15(.sha512): "1.2.840.113549.1.1.13"
-        case .ecdsa(.sha1): "1.2.840.10045.4.1"
-        case .ecdsa(.sha256): "1.2.840.10045.4.3.2"
-        case .ecdsa(.sha384): "1.2.840.10045.4.3.3"
-        case .ecdsa(.sha512): "1.2.840.10045.4.3.4"
+        case .rsaPKCS1v15(nil): AlgorithmOID.rsaEncryption
+        case .rsaPKCS1v15(.md5): AlgorithmOID.md5WithRSA
+        case .rsaPKCS1v15(.sha1): AlgorithmOID.sha1WithRSA
+        case .rsaPKCS1v15(.sha256): AlgorithmOID.sha256WithRSA
+        case .rsaPKCS1v15(.sha384): AlgorithmOID.sha384WithRSA
+        case .rsaPKCS1v15(.sha512): AlgorithmOID.sha512WithRSA
+        case .ecdsa(.sha1): AlgorithmOID.ecdsaWithSHA1
+        case .ecdsa(.sha256): AlgorithmOID.ecdsaWithSHA256
+        case .ecdsa(.sha384): AlgorithmOID.ecdsaWithSHA384
+        case .ecdsa(.sha512): AlgorithmOID.ecdsaWithSHA512
         case .ecdsa(.md5): nil
         }
     }
@@ -167,6 +168,25 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
         case .ecdsa(let digest): "ecdsa-with-\(digest.openSSLName)"
         }
     }
+}
+
+/// The algorithm identifiers ``DigestAlgorithm`` and ``SignatureAlgorithm`` map to, built once.
+enum AlgorithmOID {
+    static let sha1 = ASN1ObjectIdentifier(1, 3, 14, 3, 2, 26)
+    static let sha256 = ASN1ObjectIdentifier(2, 16, 840, 1, 101, 3, 4, 2, 1)
+    static let sha384 = ASN1ObjectIdentifier(2, 16, 840, 1, 101, 3, 4, 2, 2)
+    static let sha512 = ASN1ObjectIdentifier(2, 16, 840, 1, 101, 3, 4, 2, 3)
+    static let md5 = ASN1ObjectIdentifier(1, 2, 840, 113_549, 2, 5)
+    static let rsaEncryption = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 1)
+    static let md5WithRSA = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 4)
+    static let sha1WithRSA = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 5)
+    static let sha256WithRSA = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 11)
+    static let sha384WithRSA = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 12)
+    static let sha512WithRSA = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 13)
+    static let ecdsaWithSHA1 = ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 1)
+    static let ecdsaWithSHA256 = ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 2)
+    static let ecdsaWithSHA384 = ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 3)
+    static let ecdsaWithSHA512 = ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 4)
 }
 
 /// One-shot message digests computed by OpenSSL.

@@ -22,6 +22,7 @@
 // `Certificate` and `PrivateKey`) exist for CryptoBaselines, the test-and-benchmark module that
 // compares the package with OpenSSL's own PKCS#7 functions; nothing public exposes a C type.
 
+internal import ASN1
 internal import COpenSSL
 
 // MARK: - OpenSSL error queue
@@ -136,44 +137,29 @@ func asn1StringBytes(_ string: UnsafePointer<ASN1_STRING>?) -> [UInt8] {
     return Array(UnsafeBufferPointer(start: data, count: length))
 }
 
-/// The dotted-decimal text of an `ASN1_OBJECT`, or nil if OpenSSL cannot render it.
-func dottedOID(_ object: OpaquePointer?) -> String? {
-    guard let object else { return nil }
-    var buffer = [CChar](repeating: 0, count: 128)
-    let needed = Int(OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1))
-    guard needed > 0 else { return nil }
-    if needed >= buffer.count {
-        // Long OIDs: OBJ_obj2txt returns the full length; retry with a buffer that fits (bounded).
-        guard needed < 4096 else { return nil }
-        buffer = [CChar](repeating: 0, count: needed + 1)
-        guard OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1) > 0 else { return nil }
-    }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+/// The identifier an `ASN1_OBJECT` holds, read from its content octets; nil for a missing object
+/// or one ``ASN1ObjectIdentifier`` cannot represent (an arc beyond 64 bits).
+func objectIdentifier(_ object: OpaquePointer?) -> ASN1ObjectIdentifier? {
+    guard let object, let data = OBJ_get0_data(object) else { return nil }
+    let content = Array(UnsafeBufferPointer(start: data, count: OBJ_length(object)))
+    return try? ASN1ObjectIdentifier(validatingContent: content[...])
 }
 
-/// Whether `text` is a syntactically valid dotted OID (at least two arcs, digits only, first arc 0-2).
-func isValidDottedOID(_ text: String) -> Bool {
-    let arcs = text.split(separator: ".", omittingEmptySubsequences: false)
-    guard arcs.count >= 2, arcs.count <= 64 else { return false }
-    for arc in arcs {
-        guard !arc.isEmpty, arc.count <= 20, arc.allSatisfy({ $0 >= "0" && $0 <= "9" }) else { return false }
-        if arc.count > 1 && arc.first == "0" { return false }
-    }
-    guard let first = arcs.first, let firstValue = Int(first), firstValue <= 2 else { return false }
-    return true
-}
-
-/// Owns an `ASN1_OBJECT` created from a dotted OID string.
+/// Owns an `ASN1_OBJECT` made from an ``ASN1ObjectIdentifier``.
 final class OwnedASN1Object {
     let pointer: OpaquePointer
 
-    init(dotted: String) throws(CryptoError) {
-        guard isValidDottedOID(dotted) else {
-            throw .plain(.invalidArgument, "'\(dotted)' is not a dotted object identifier")
-        }
+    init(_ oid: ASN1ObjectIdentifier) throws(CryptoError) {
+        var writer = DERWriter()
+        writer.appendObjectIdentifier(oid)
+        let der = writer.bytes
         OpenSSLErrorQueue.clear()
-        guard let object = OBJ_txt2obj(dotted, 1) else {
-            throw .openSSL(.invalidArgument, "OpenSSL rejected the object identifier '\(dotted)'")
+        let object: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_ASN1_OBJECT(nil, &cursor, buffer.count)
+        }
+        guard let object else {
+            throw .openSSL(.invalidArgument, "OpenSSL rejected the object identifier \(oid)")
         }
         pointer = object
     }

@@ -15,6 +15,7 @@ public struct ReceiptSigningError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The reason, followed by the underlying error if there is one.
     public var description: String {
         underlying.map { "\(reason): \($0)" } ?? reason
     }
@@ -68,10 +69,12 @@ public struct ReceiptSigner: Sendable {
     public func sign(payload: [UInt8], layout: ReceiptLayout = .appStore) throws(ReceiptSigningError) -> [UInt8] {
         guard !digest.isRefusedForSignatures else { throw ReceiptSigningError("\(digest) is refused for signatures") }
         let (issuer, serial) = try ReceiptSigner.issuerAndSerial(of: certificate)
-        let digestOID = ASN1ObjectIdentifier(dotted: digest.oid) ?? ASN1ObjectIdentifier(2, 16, 840, 1, 101, 3, 4, 2, 1)
+        let digestOID = digest.oid
 
-        // Signed attributes (optional): SET { contentType data, messageDigest H(payload) }.
+        // Signed attributes (optional): SET { contentType data, messageDigest H(payload) }. The
+        // signature covers the SET's DER; the SignerInfo carries its content under [0] IMPLICIT.
         var attributesDER: [UInt8]?
+        var attributesContent: ArraySlice<UInt8> = []
         if signedAttributes {
             let messageDigest: [UInt8]
             do {
@@ -91,6 +94,12 @@ public struct ReceiptSigner: Sendable {
                 }
             }
             attributesDER = attributes.bytes
+            do {
+                var reader = try ASN1Reader(attributes.bytes)
+                attributesContent = try reader.readElement(.set).content
+            } catch {
+                throw ReceiptSigningError("cannot read back the signed attributes", underlying: error)
+            }
         }
 
         let signature: [UInt8]
@@ -99,26 +108,23 @@ public struct ReceiptSigner: Sendable {
         } catch {
             throw ReceiptSigningError("signing failed", underlying: error)
         }
-        let signatureOID: ASN1ObjectIdentifier
+        // PKCS#7 SignerInfos name RSA as bare rsaEncryption (the digest is named apart).
+        let signatureAlgorithm: SignatureAlgorithm
         switch key.kind {
-        case .rsa: signatureOID = ASN1ObjectIdentifier(1, 2, 840, 113_549, 1, 1, 1)
-        case .ec:
-            let ecdsa: [DigestAlgorithm: ASN1ObjectIdentifier] = [
-                .sha256: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 2), .sha384: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 3),
-                .sha512: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 3, 4), .sha1: ASN1ObjectIdentifier(1, 2, 840, 10045, 4, 1),
-            ]
-            guard let oid = ecdsa[digest] else { throw ReceiptSigningError("no ECDSA algorithm for \(digest)") }
-            signatureOID = oid
-        default:
-            throw ReceiptSigningError("unsupported key type \(key.kind)")
+        case .rsa: signatureAlgorithm = .rsaPKCS1v15(nil)
+        case .ec: signatureAlgorithm = .ecdsa(digest)
+        default: throw ReceiptSigningError("unsupported key type \(key.kind)")
+        }
+        guard let signatureOID = signatureAlgorithm.oid else {
+            throw ReceiptSigningError("no algorithm identifier for \(signatureAlgorithm)")
         }
 
         let ber = layout == .xcode
-        var w = DERWriter(capacity: payload.count + 4096)
-        func constructed(_ id: ASN1Identifier, _ body: (inout DERWriter) -> Void) {
+        var w = BERWriter(capacity: payload.count + 4096)
+        func constructed(_ id: ASN1Identifier, _ body: (inout BERWriter) -> Void) {
             if ber { w.appendIndefinite(id, body) } else { w.appendConstructed(id, body) }
         }
-        func algorithm(_ oid: ASN1ObjectIdentifier, into writer: inout DERWriter) {
+        func algorithm(_ oid: ASN1ObjectIdentifier, into writer: inout BERWriter) {
             writer.appendSequence {
                 $0.appendObjectIdentifier(oid)
                 $0.appendNull()
@@ -126,19 +132,23 @@ public struct ReceiptSigner: Sendable {
         }
         let certificates = [certificate] + chain
         // Nested closures over `w` are not allowed, so each level writes into its own writer.
-        var signedData = DERWriter(capacity: payload.count + 4096)
+        var signedData = BERWriter(capacity: payload.count + 4096)
         signedData.appendInteger(1)
         signedData.appendSetOf { algorithm(digestOID, into: &$0) }
-        var encapsulated = DERWriter(capacity: payload.count + 32)
+        var encapsulated = BERWriter(capacity: payload.count + 32)
         encapsulated.appendObjectIdentifier(ReceiptOID.data)
-        var eContent = DERWriter(capacity: payload.count + 16)
-        eContent.appendOctetString(payload, segmentSize: ber ? 4096 : nil)
+        var eContent = BERWriter(capacity: payload.count + 16)
+        if ber {
+            eContent.appendSegmentedOctetString(payload, segmentSize: 4096)
+        } else {
+            eContent.appendOctetString(payload)
+        }
         encapsulated.wrap(.contextSpecific(0, constructed: true), eContent.bytes, indefinite: ber)
         signedData.wrap(.sequence, encapsulated.bytes, indefinite: ber)
-        var certificateSet = DERWriter()
+        var certificateSet = BERWriter()
         for certificate in certificates { certificateSet.appendEncoded(certificate.derEncoded) }
         signedData.append(.contextSpecific(0, constructed: true), content: certificateSet.bytes)
-        var signerInfo = DERWriter()
+        var signerInfo = BERWriter()
         signerInfo.appendSequence { s in
             s.appendInteger(1)
             s.appendSequence {
@@ -146,15 +156,14 @@ public struct ReceiptSigner: Sendable {
                 $0.appendUnsignedInteger(bytes: serial)
             }
             algorithm(digestOID, into: &s)
-            if let attributesDER {
-                s.append(
-                    .contextSpecific(0, constructed: true), content: attributesDER.dropFirst(DERWriter.headerLength(of: attributesDER)))
+            if attributesDER != nil {
+                s.append(.contextSpecific(0, constructed: true), content: attributesContent)
             }
             algorithm(signatureOID, into: &s)
             s.appendOctetString(signature)
         }
         signedData.append(.set, content: signerInfo.bytes)
-        var explicit = DERWriter(capacity: signedData.bytes.count + 16)
+        var explicit = BERWriter(capacity: signedData.bytes.count + 16)
         explicit.wrap(.sequence, signedData.bytes, indefinite: ber)
         constructed(.sequence) { ci in
             ci.appendObjectIdentifier(ReceiptOID.signedData)
@@ -180,7 +189,7 @@ public struct ReceiptSigner: Sendable {
     }
 }
 
-extension DERWriter {
+extension BERWriter {
     /// Appends `content` (already-encoded children) under `identifier`, definite or indefinite.
     mutating func wrap(_ identifier: ASN1Identifier, _ content: [UInt8], indefinite: Bool) {
         if indefinite {
@@ -188,12 +197,5 @@ extension DERWriter {
         } else {
             append(identifier.asConstructed, content: content)
         }
-    }
-
-    /// The length of the identifier and length octets of a DER element with a one-byte tag.
-    static func headerLength(of encoded: [UInt8]) -> Int {
-        guard encoded.count >= 2 else { return encoded.count }
-        let first = encoded[1]
-        return first < 0x80 ? 2 : 2 + Int(first & 0x7F)
     }
 }

@@ -24,7 +24,7 @@ public enum SyntheticReceipts {
         receipt.receiptType = "Production"
         receipt.appItemID = 1_234_567_890
         receipt.bundleIdentifier = "com.example.benchmark.app"
-        receipt.bundleIdentifierData = [0x0C, 25] + Array("com.example.benchmark.app".utf8)
+        receipt.bundleIdentifierData = AppReceipt.canonicalBundleData(receipt.bundleIdentifier)
         receipt.appVersion = "2024.11.3"
         receipt.originalAppVersion = "1.0"
         receipt.opaqueValue = (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) }

@@ -1,3 +1,4 @@
+public import ASN1
 public import Foundation
 public import ReceiptCrypto
 
@@ -9,15 +10,21 @@ public import ReceiptCrypto
 /// trusted unless a verifier is given ``root`` as an anchor.
 public struct TestPKI: Sendable {
     /// Apple's marker on receipt-signing leaves.
-    public static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
+    public static let leafMarkerOID = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 11, 1)
     /// Apple's marker on WWDR intermediates.
-    public static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+    public static let intermediateMarkerOID = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 2, 1)
 
+    /// The root's private key.
     public var rootKey: PrivateKey
+    /// The self-signed root: the anchor a verifier must be given to trust this PKI.
     public var root: Certificate
+    /// The intermediate's private key.
     public var intermediateKey: PrivateKey
+    /// The WWDR-like intermediate, issued by the root.
     public var intermediate: Certificate
+    /// The receipt-signing leaf's private key.
     public var leafKey: PrivateKey
+    /// The receipt-signing leaf, issued by the intermediate.
     public var leaf: Certificate
 
     /// The key types of a PKI.
@@ -40,24 +47,30 @@ public struct TestPKI: Sendable {
         public var keyBits: Int = 2048
         /// Validity of every certificate.
         public var notBefore: Date = Date(timeIntervalSince1970: 1_577_836_800)  // 2020-01-01
+        /// End of every certificate's validity.
         public var notAfter: Date = Date(timeIntervalSince1970: 2_524_608_000)  // 2050-01-01
-        /// Leaf validity, if different.
+        /// Start of the leaf's validity, if different.
         public var leafNotBefore: Date?
+        /// End of the leaf's validity, if different.
         public var leafNotAfter: Date?
         /// Subject of the root, e.g. a copy of Apple's to test that names are not trusted.
         public var rootSubject: [(String, String)] = [
             ("C", "US"), ("O", "RMStore Test"), ("OU", "Test Certification Authority"), ("CN", "RMStore Test Root CA"),
         ]
+        /// Subject of the intermediate.
         public var intermediateSubject: [(String, String)] = [
             ("C", "US"), ("O", "RMStore Test"), ("OU", "G1"), ("CN", "RMStore Test WWDR Intermediate"),
         ]
+        /// Subject of the leaf.
         public var leafSubject: [(String, String)] = [
             ("C", "US"), ("O", "RMStore Test"), ("OU", "RMStore Test Receipts"), ("CN", "RMStore Test Receipt Signing"),
         ]
-        /// Whether the intermediate and leaf carry Apple's marker extensions.
+        /// Whether the intermediate carries Apple's WWDR marker extension.
         public var intermediateMarker = true
+        /// Whether the leaf carries Apple's receipt-signing marker extension.
         public var leafMarker = true
 
+        /// The defaults: a valid Apple-like PKI.
         public init() {}
     }
 

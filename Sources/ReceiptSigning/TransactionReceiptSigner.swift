@@ -1,3 +1,4 @@
+public import ASN1
 public import Foundation
 public import ReceiptCrypto
 public import Receipts
@@ -56,12 +57,7 @@ public struct TransactionReceiptSigner: Sendable {
 
 extension TestPKI {
     /// Apple's marker on purchase-receipt (transaction receipt) signing leaves.
-    public static let purchaseReceiptMarkerOID = "1.2.840.113635.100.6.5.1"
-
-    /// Apple's marker on receipt-signing leaves (app receipts, version-3 transaction receipts, JWS).
-    public static let receiptSigningMarkerOID = "1.2.840.113635.100.6.11.1"
-    /// Apple's marker on WWDR intermediates.
-    public static let wwdrIntermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+    public static let purchaseReceiptMarkerOID = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 5, 1)
 
     /// A test PKI shaped like Apple's for transaction receipts, with a leaf key of `keyBits`:
     ///
@@ -90,7 +86,7 @@ extension TestPKI {
             ], serialNumber: 2, notBefore: notBefore, notAfter: notAfter, publicKey: try intermediateKey.publicKey)
         intermediateBuilder.basicConstraints = .ca(pathLength: 0)
         intermediateBuilder.keyUsage = [.keyCertSign, .cRLSign]
-        if keyBits != 1024 { intermediateBuilder.customExtensions = [.marker(oid: wwdrIntermediateMarkerOID)] }
+        if keyBits != 1024 { intermediateBuilder.customExtensions = [.marker(oid: intermediateMarkerOID)] }
         let intermediate = try intermediateBuilder.issued(by: root, signingKey: rootKey)
 
         let leafKey = try PrivateKey.generateRSA(bits: keyBits)
@@ -100,7 +96,7 @@ extension TestPKI {
         leafBuilder.basicConstraints = .endEntity
         leafBuilder.keyUsage = [.digitalSignature]
         if leafMarker {
-            leafBuilder.customExtensions = [.marker(oid: keyBits == 1024 ? purchaseReceiptMarkerOID : receiptSigningMarkerOID)]
+            leafBuilder.customExtensions = [.marker(oid: keyBits == 1024 ? purchaseReceiptMarkerOID : leafMarkerOID)]
         }
         let leaf = try leafBuilder.issued(by: intermediate, signingKey: intermediateKey)
         return TestPKI(

@@ -185,7 +185,7 @@ public struct AppReceiptFormat: SignedFormat {
     static let digestsByOID: [ASN1ObjectIdentifier: DigestAlgorithm] = {
         var table: [ASN1ObjectIdentifier: DigestAlgorithm] = [:]
         for digest in DigestAlgorithm.allCases {
-            if let oid = ASN1ObjectIdentifier(dotted: digest.oid) { table[oid] = digest }
+            table[digest.oid] = digest
         }
         return table
     }()
@@ -196,7 +196,7 @@ public struct AppReceiptFormat: SignedFormat {
         let digests: [DigestAlgorithm?] = [nil] + DigestAlgorithm.allCases.map { $0 }
         for digest in digests {
             for algorithm in [SignatureAlgorithm.rsaPKCS1v15(digest)] + (digest.map { [SignatureAlgorithm.ecdsa($0)] } ?? []) {
-                if let dotted = algorithm.oid, let oid = ASN1ObjectIdentifier(dotted: dotted) { table[oid] = algorithm }
+                if let oid = algorithm.oid { table[oid] = algorithm }
             }
         }
         return table

@@ -1,3 +1,4 @@
+public import ASN1
 public import ReceiptCrypto
 
 /// The outcome of one ``ChainPolicy``.
@@ -83,11 +84,11 @@ public struct CertificateExtensionPolicy: ChainPolicy {
     public let name: VerificationCheck.Name
     /// Which certificate must carry the extension.
     public let position: ChainPosition
-    /// The dotted OID of the extension.
-    public let oid: String
+    /// The OID of the extension.
+    public let oid: ASN1ObjectIdentifier
 
     /// Requires the extension `oid` on the certificate at `position`, reported as `name`.
-    public init(name: VerificationCheck.Name, position: ChainPosition, oid: String) {
+    public init(name: VerificationCheck.Name, position: ChainPosition, oid: ASN1ObjectIdentifier) {
         self.name = name
         self.position = position
         self.oid = oid
@@ -96,14 +97,14 @@ public struct CertificateExtensionPolicy: ChainPolicy {
     /// Apple's receipt-signing leaf marker, 1.2.840.113635.100.6.11.1, on the leaf: App Store
     /// receipts, version-3 transaction receipts and every JWS.
     public static let appleReceiptSigningLeaf = CertificateExtensionPolicy(
-        name: .leafMarker, position: .leaf, oid: "1.2.840.113635.100.6.11.1")
+        name: .leafMarker, position: .leaf, oid: ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 11, 1))
     /// Apple's purchase-receipt leaf marker, 1.2.840.113635.100.6.5.1, on the leaf: version-2 iOS 6
     /// transaction receipts.
     public static let applePurchaseReceiptLeaf = CertificateExtensionPolicy(
-        name: .leafMarker, position: .leaf, oid: "1.2.840.113635.100.6.5.1")
+        name: .leafMarker, position: .leaf, oid: ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 5, 1))
     /// Apple's WWDR intermediate marker, 1.2.840.113635.100.6.2.1, on the intermediate.
     public static let appleWWDRIntermediate = CertificateExtensionPolicy(
-        name: .intermediateMarker, position: .intermediate, oid: "1.2.840.113635.100.6.2.1")
+        name: .intermediateMarker, position: .intermediate, oid: ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 2, 1))
 
     /// Looks the extension up.
     public func evaluate(chain: [Certificate]) -> PolicyResult {

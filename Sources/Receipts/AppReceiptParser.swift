@@ -11,6 +11,8 @@ struct AppReceiptParser {
     /// Recently decoded strings, reused when the same bytes come again: receipts repeat product
     /// identifiers and original transaction identifiers in every record of a subscription.
     var recentStrings = StringInterner()
+    /// The calendar's day number of the month the last fast-path date fell in.
+    var monthStarts = ReceiptDate.MonthStarts()
 
     /// Whether in-app records may take the fast path (tests turn it off to compare both paths).
     let fastPath: Bool
@@ -82,7 +84,6 @@ struct AppReceiptParser {
 
         func integer(_ attribute: Attribute) throws(ReceiptError) -> Int64 {
             let (_, content) = try inner(attribute, (0x02, 0x02))
-            if content.count == 1 { return Int64(Int8(bitPattern: raw[content.lowerBound])) }
             do {
                 return try ASN1RawReader.decodeInt64(raw, content, rules: .der, at: base + attribute.start)
             } catch {
@@ -105,9 +106,7 @@ struct AppReceiptParser {
                 throw fail(.limitExceeded, attribute, "string of \(range.count) bytes exceeds \(limits.maximumStringLength)")
             }
             // ASCII is valid for both types; only non-ASCII needs the full checks.
-            var i = range.lowerBound
-            while i < range.upperBound && raw[i] < 0x80 { i &+= 1 }
-            if i < range.upperBound {
+            if !AppReceiptParser.allASCII(raw, range) {
                 do {
                     try ASN1RawReader.validateString(raw, range, kind: tag == 0x0C ? .utf8 : .ia5, at: base + attribute.start)
                 } catch {
@@ -198,6 +197,12 @@ struct AppReceiptParser {
             set.position = attribute.value.upperBound
             return attribute
         }
+        return try readAttributeSlowly(&set)
+    }
+
+    /// ``readAttribute(_:)`` for every other encoding, out of line so that loops stay small.
+    @inline(never)
+    static func readAttributeSlowly(_ set: inout ASN1RawReader) throws(ASN1Error) -> Attribute {
         let start = set.position
         var sequence = try set.descending(into: set.readContent(tag: 0x30), at: start)
         let type = Int(try sequence.readInt64())
@@ -207,91 +212,56 @@ struct AppReceiptParser {
         return Attribute(type: type, version: version, start: start, value: value)
     }
 
-    /// The definite DER length at `p` (just after a one-octet tag): content start and length, if it
-    /// uses the short form or one or two minimal length octets and fits before `end`.
-    @inline(__always)
-    static func fastLength(_ b: UnsafeRawBufferPointer, _ p: Int, _ end: Int) -> (start: Int, length: Int)? {
-        guard p < end else { return nil }
-        let l0 = b[p]
-        let start: Int
-        let length: Int
-        if l0 < 0x80 {
-            start = p &+ 1
-            length = Int(l0)
-        } else if l0 == 0x81, p &+ 1 < end, b[p &+ 1] >= 0x80 {
-            start = p &+ 2
-            length = Int(b[p &+ 1])
-        } else if l0 == 0x82, p &+ 2 < end, b[p &+ 1] != 0 {
-            start = p &+ 3
-            length = Int(b[p &+ 1]) << 8 | Int(b[p &+ 2])
-        } else {
-            return nil
-        }
-        return length <= end &- start ? (start, length) : nil
-    }
-
-    /// A minimal one- or two-octet DER INTEGER at `p` (tag included): its value and end.
-    @inline(__always)
-    static func fastSmallInteger(_ b: UnsafeRawBufferPointer, _ p: Int, _ end: Int) -> (value: Int, end: Int)? {
-        guard p &+ 3 <= end, b[p] == 0x02 else { return nil }
-        let length = b[p &+ 1]
-        if length == 1 { return (Int(Int8(bitPattern: b[p &+ 2])), p &+ 3) }
-        guard length == 2, p &+ 4 <= end else { return nil }
-        let hi = b[p &+ 2]
-        let lo = b[p &+ 3]
-        guard !((hi == 0 && lo & 0x80 == 0) || (hi == 0xFF && lo & 0x80 != 0)) else { return nil }
-        return (Int(Int16(bitPattern: UInt16(hi) << 8 | UInt16(lo))), p &+ 4)
-    }
-
     /// The common encoding of one attribute — `30 len 02 type 02 version 04 len value` with small
     /// integers and short lengths — decoded without the general reader. Anything else (and every
     /// malformed input) returns nil and goes through the general path, which applies every rule and
     /// reports errors; the fast path accepts only encodings the general path accepts identically.
-    @inline(__always)
+    @_transparent
     static func fastAttribute(_ b: UnsafeRawBufferPointer, at p: Int, end: Int) -> Attribute? {
         #if DEBUG
             ASN1Instrumentation.count(4)  // SEQUENCE, two INTEGERs, OCTET STRING
         #endif
-        guard p < end, b[p] == 0x30, let sequence = fastLength(b, p &+ 1, end) else { return nil }
-        let sequenceEnd = sequence.start &+ sequence.length
-        guard let type = fastSmallInteger(b, sequence.start, sequenceEnd),
-            let version = fastSmallInteger(b, type.end, sequenceEnd),
-            version.end < sequenceEnd, b[version.end] == 0x04,
-            let value = fastLength(b, version.end &+ 1, sequenceEnd),
-            value.start &+ value.length == sequenceEnd
+        guard let sequence = DERFraming.content(b, tag: 0x30, at: p, end: end),
+            let type = DERFraming.smallInteger(b, at: sequence.lowerBound, end: sequence.upperBound),
+            let version = DERFraming.smallInteger(b, at: type.end, end: sequence.upperBound),
+            let value = DERFraming.content(b, tag: 0x04, at: version.end, end: sequence.upperBound),
+            value.upperBound == sequence.upperBound
         else { return nil }
-        return Attribute(type: type.value, version: version.value, start: p, value: value.start..<sequenceEnd)
+        return Attribute(type: type.value, version: version.value, start: p, value: value)
     }
 
     /// Opens the payload: a SET of attributes, possibly wrapped once or twice more in an OCTET STRING.
     func openSet(_ context: Context, start: Int, end: Int, depth: Int) throws(ReceiptError) -> ASN1RawReader {
-        var reader = ASN1RawReader(
+        let reader = ASN1RawReader(
             buffer: context.raw, base: context.base, position: start, end: end, rules: .der, depth: depth,
             maximumDepth: limits.maximumDepth)
         do {
-            var element = try reader.readElement()
-            try reader.finish()
-            var wrappers = 0
-            while element.identifier == .octetString && wrappers < 2 {
-                wrappers += 1
-                reader = ASN1RawReader(
-                    buffer: context.raw, base: context.base, position: element.contentStart, end: element.contentEnd,
-                    rules: .der, depth: depth, maximumDepth: limits.maximumDepth)
-                element = try reader.readElement()
-                try reader.finish()
-            }
-            guard element.identifier == .set else {
-                throw ReceiptError.make(
-                    .malformedPayload, context.base + element.start, "payload is \(element.identifier), expected a SET of attributes")
-            }
-            return try reader.children(of: element)
-        } catch let error as ASN1Error {
-            throw context.asn1(error, attribute: nil)
-        } catch let error as ReceiptError {
-            throw error
+            return try AppReceiptParser.openPayload(reader)
         } catch {
-            throw ReceiptError.make(.malformedPayload, nil, "\(error)")
+            throw context.asn1(error, attribute: nil)
         }
+    }
+
+    /// The attribute SET the whole of `reader` holds, unwrapping at most two OCTET STRINGs around
+    /// it, as a reader over its attributes (shared by the parser and ``LazyAppReceipt``).
+    static func openPayload(_ reader: ASN1RawReader) throws(ASN1Error) -> ASN1RawReader {
+        var reader = reader
+        var element = try reader.readElement()
+        try reader.finish()
+        var wrappers = 0
+        while element.identifier == .octetString && wrappers < 2 {
+            wrappers += 1
+            reader.position = element.contentStart
+            reader.end = element.contentEnd
+            element = try reader.readElement()
+            try reader.finish()
+        }
+        guard element.identifier == .set else {
+            throw ASN1Error(
+                code: .unexpectedTag, offset: reader.base + element.start,
+                reason: "payload is \(element.identifier), expected a SET of attributes")
+        }
+        return try reader.children(of: element)
     }
 
     /// Bit n set: receipt attribute type n is modelled and may occur once.
@@ -378,10 +348,10 @@ struct AppReceiptParser {
     mutating func parsePurchase(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> InAppPurchase {
         var set: ASN1RawReader
         let value = attribute.value
-        if c.raw[value.lowerBound] == 0x31, let content = AppReceiptParser.fastLength(c.raw, value.lowerBound &+ 1, value.upperBound),
-            content.start &+ content.length == value.upperBound, limits.maximumDepth > 4
+        if let content = DERFraming.content(c.raw, tag: 0x31, at: value.lowerBound, end: value.upperBound),
+            content.upperBound == value.upperBound, limits.maximumDepth > 4
         {
-            set = c.reader(content.start..<value.upperBound)
+            set = c.reader(content)
             set.depth = 4
         } else {
             set = try openSet(c, start: value.lowerBound, end: value.upperBound, depth: 3)

@@ -86,22 +86,8 @@ public struct LazyAppReceipt: Sendable {
         do {
             try payload.span.withUnsafeBufferPointer { (typed) throws(ASN1Error) in
                 let raw = UnsafeRawBufferPointer(typed)
-                var top = ASN1RawReader(buffer: raw, base: payload.startIndex, rules: .der, maximumDepth: limits.maximumDepth)
-                var element = try top.readElement()
-                try top.finish()
-                var wrappers = 0
-                while element.identifier == .octetString && wrappers < 2 {
-                    wrappers += 1
-                    top = ASN1RawReader(
-                        buffer: raw, base: payload.startIndex, position: element.contentStart, end: element.contentEnd,
-                        rules: .der, maximumDepth: limits.maximumDepth)
-                    element = try top.readElement()
-                    try top.finish()
-                }
-                guard element.identifier == .set else {
-                    throw ASN1Error(code: .unexpectedTag, offset: payload.startIndex + element.start, reason: "payload is not a SET")
-                }
-                var set = try top.children(of: element)
+                var set = try AppReceiptParser.openPayload(
+                    ASN1RawReader(buffer: raw, base: payload.startIndex, rules: .der, maximumDepth: limits.maximumDepth))
                 var records = 0
                 while !set.isAtEnd {
                     let attribute = try AppReceiptParser.readAttribute(&set)

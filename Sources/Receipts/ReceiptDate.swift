@@ -1,4 +1,3 @@
-@_spi(RawParsing) import ASN1
 public import FoundationEssentials
 import Internals
 
@@ -32,73 +31,157 @@ public enum ReceiptDate {
     }
 
     /// The core parser over raw bytes. Returns `nil` for an empty range.
+    /// - Throws: ``ReceiptError/Code/invalidDate`` at `offset` (for `attribute`) for anything else
+    ///   than an accepted date.
     static func milliseconds(
         _ b: UnsafeRawBufferPointer, _ range: Range<Int>, offset: Int?, attribute: Int?
     ) throws(ReceiptError) -> Int64? {
+        if range.isEmpty { return nil }
+        var monthStarts = MonthStarts()
+        guard let value = value(b, range, &monthStarts) else { throw invalid(b, range, offset, attribute) }
+        return value
+    }
+
+    /// The day numbers of the firsts of recently seen months: the dates of one receipt fall in a
+    /// few months, so the in-app fast path keeps one of these for a whole parse and asks
+    /// ``CivilCalendar`` once per month instead of once per date. Eight slots, one per month
+    /// modulo 8, so eight consecutive months never evict each other.
+    struct MonthStarts {
+        /// Per slot: the month (`year × 12 + month`) in the high 32 bits, the day number of its
+        /// first day in the low 32 (years 0...9999 need 22 bits).
+        var slots: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64) = (.min, .min, .min, .min, .min, .min, .min, .min)
+
+        /// Days from 1970-01-01 to a valid date (`year` 0...9999, `month` 1...12, `day` within
+        /// the month).
+        @inline(__always)
+        mutating func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
+            let key = Int64(truncatingIfNeeded: year &* 12 &+ month)
+            let offset = Int(truncatingIfNeeded: key & 7) &* 8  // byte offset of the slot, within the tuple
+            return withUnsafeMutableBytes(of: &slots) { slots in
+                var entry = slots.load(fromByteOffset: offset, as: Int64.self)
+                if entry >> 32 != key {
+                    let firstDay = CivilCalendar.daysSince1970(year: year, month: month, day: 1)
+                    entry = key << 32 | firstDay & 0xFFFF_FFFF
+                    slots.storeBytes(of: entry, toByteOffset: offset, as: Int64.self)
+                }
+                return Int64(Int32(truncatingIfNeeded: entry)) &+ Int64(day &- 1)
+            }
+        }
+    }
+
+    /// Milliseconds since 1970 of the non-empty date in `range`, or `nil` if it is not a date this
+    /// parser accepts; `monthStarts` remembers the calendar's answer for the last month seen. The general receipt parser (through ``milliseconds(_:_:offset:attribute:)``)
+    /// and the in-app fast path both call it, so a date is read one way.
+    ///
+    /// The fixed part `YYYY-MM-DDTHH:MM:SS` (19 bytes) is checked and decoded eight bytes at a time
+    /// (``fixedPart(_:at:)``); the fraction and the zone that follow are read byte by byte. Arithmetic
+    /// wraps: every field is at most four digits (a non-digit in the tail reads as -1000 and fails
+    /// the range checks), so nothing can overflow.
+    static func value(_ b: UnsafeRawBufferPointer, _ range: Range<Int>, _ monthStarts: inout MonthStarts) -> Int64? {
         let n = range.count
-        if n == 0 { return nil }
         let s = range.lowerBound
         @inline(__always) func digit(_ i: Int) -> Int {
             let v = Int(b[s &+ i]) &- 0x30
             return v >= 0 && v <= 9 ? v : -1000
         }
-        guard n >= 20, b[s + 4] == 0x2D, b[s + 7] == 0x2D, b[s + 13] == 0x3A, b[s + 16] == 0x3A,
-            b[s + 10] == 0x54 || b[s + 10] == 0x74 || b[s + 10] == 0x20
-        else { throw invalid(b, range, offset, attribute) }
-        let year = digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3)
-        let month = digit(5) * 10 + digit(6)
-        let day = digit(8) * 10 + digit(9)
-        let hour = digit(11) * 10 + digit(12)
-        let minute = digit(14) * 10 + digit(15)
-        let second = digit(17) * 10 + digit(18)
-        guard year >= 0, month >= 1, month <= 12, day >= 1, day <= CivilCalendar.daysInMonth(year: year, month: month),
-            hour >= 0, hour <= 23, minute >= 0, minute <= 59, second >= 0, second <= 60
-        else { throw invalid(b, range, offset, attribute) }
+        guard n >= 20, let (year, month, day, hour, minute, second) = fixedPart(b, at: s) else { return nil }
+        // Days up to 28 exist in every month: only later days need the calendar.
+        guard month >= 1, month <= 12, day >= 1, day <= 28 || day <= CivilCalendar.daysInMonth(year: year, month: month),
+            hour <= 23, minute <= 59, second <= 60
+        else { return nil }
         var i = 19
         var millis = 0
-        if b[s + i] == 0x2E {
-            i += 1
+        if b[s &+ i] == 0x2E {
+            i &+= 1
             var digits = 0
             while i < n, digit(i) >= 0 {
-                if digits < 3 { millis = millis * 10 + digit(i) }
-                digits += 1
-                i += 1
+                if digits < 3 { millis = millis &* 10 &+ digit(i) }
+                digits &+= 1
+                i &+= 1
             }
-            guard digits >= 1, digits <= 9 else { throw invalid(b, range, offset, attribute) }
+            guard digits >= 1, digits <= 9 else { return nil }
             var scale = digits
             while scale < 3 {
-                millis *= 10
-                scale += 1
+                millis &*= 10
+                scale &+= 1
             }
         }
-        guard i < n else { throw invalid(b, range, offset, attribute) }
+        guard i < n else { return nil }
         var zoneSeconds = 0
-        let zone = b[s + i]
+        let zone = b[s &+ i]
         if zone == 0x5A || zone == 0x7A {
-            i += 1
+            i &+= 1
         } else if zone == 0x2B || zone == 0x2D {
-            let rest = n - i - 1
+            let rest = n &- i &- 1
             let oh: Int
             let om: Int
-            if rest == 5, b[s + i + 3] == 0x3A {
-                oh = digit(i + 1) * 10 + digit(i + 2)
-                om = digit(i + 4) * 10 + digit(i + 5)
+            if rest == 5, b[s &+ i &+ 3] == 0x3A {
+                oh = digit(i &+ 1) &* 10 &+ digit(i &+ 2)
+                om = digit(i &+ 4) &* 10 &+ digit(i &+ 5)
             } else if rest == 4 {
-                oh = digit(i + 1) * 10 + digit(i + 2)
-                om = digit(i + 3) * 10 + digit(i + 4)
+                oh = digit(i &+ 1) &* 10 &+ digit(i &+ 2)
+                om = digit(i &+ 3) &* 10 &+ digit(i &+ 4)
             } else {
-                throw invalid(b, range, offset, attribute)
+                return nil
             }
-            guard oh >= 0, oh <= 23, om >= 0, om <= 59 else { throw invalid(b, range, offset, attribute) }
-            zoneSeconds = (oh * 3600 + om * 60) * (zone == 0x2D ? -1 : 1)
+            guard oh >= 0, oh <= 23, om >= 0, om <= 59 else { return nil }
+            zoneSeconds = (oh &* 3600 &+ om &* 60) &* (zone == 0x2D ? -1 : 1)
             i = n
         } else {
-            throw invalid(b, range, offset, attribute)
+            return nil
         }
-        guard i == n else { throw invalid(b, range, offset, attribute) }
-        let days = CivilCalendar.daysSince1970(year: year, month: month, day: day)
-        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - zoneSeconds)
-        return seconds * 1000 + Int64(millis)
+        guard i == n else { return nil }
+        let days = monthStarts.daysSince1970(year: year, month: month, day: day)
+        let seconds = days &* 86_400 &+ Int64(hour &* 3600 &+ minute &* 60 &+ second &- zoneSeconds)
+        return seconds &* 1000 &+ Int64(millis)
+    }
+
+    /// Checks and decodes `YYYY-MM-DDTHH:MM:SS` at `s` (`T` may also be `t` or a space): digits
+    /// where digits belong, `-` at 4 and 7, `:` at 13 and 16. The caller guarantees 20 readable
+    /// bytes. `nil` if any byte is out of place.
+    ///
+    /// Three unaligned 8-byte loads (offsets 0, 8 and 11) cover the 19 bytes. With every byte below
+    /// 0x80, adding 0x50 sets a byte's top bit exactly when it is at least `0`, and adding 0x46 exactly
+    /// when it is above `9`, without carries between bytes; so a few word operations check every
+    /// byte, and one branch decides. Digits minus `0` are then combined in pairs (`10 × tens +
+    /// ones`) by one multiply and add per word.
+    @inline(__always)
+    static func fixedPart(
+        _ b: UnsafeRawBufferPointer, at s: Int
+    ) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int)? {
+        let first = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: s, as: UInt64.self))  // YYYY-MM-
+        let middle = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: s &+ 8, as: UInt64.self))  // DDTHH:MM
+        let last = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: s &+ 11, as: UInt64.self))  // HH:MM:SS
+        // Digit positions (0xFF per byte, little-endian: byte k is bits 8k...8k+7).
+        let firstDigits: UInt64 = 0x00FF_FF00_FFFF_FFFF
+        let middleDigits: UInt64 = 0xFFFF_00FF_FF00_FFFF
+        let lastDigits: UInt64 = 0xFFFF_0000_0000_0000
+        let high: UInt64 = 0x8080_8080_8080_8080
+        /// Top bit set in each byte of `mask` that is not a digit (every byte below 0x80).
+        @inline(__always) func nonDigits(_ word: UInt64, _ mask: UInt64) -> UInt64 {
+            let atLeastZero = (word &+ 0x5050_5050_5050_5050) & high
+            let aboveNine = (word &+ 0x4646_4646_4646_4646) & high
+            return (atLeastZero & ~aboveNine ^ high) & mask
+        }
+        let separator = (middle >> 16) & 0xFF  // offset 10: T, t or space
+        var bad = (first | middle | last) & high
+        bad |= nonDigits(first, firstDigits) | nonDigits(middle, middleDigits) | nonDigits(last, lastDigits)
+        bad |= (first & ~firstDigits) ^ 0x2D00_002D_0000_0000  // '-' at 4 and 7
+        bad |= (middle & 0x0000_FF00_0000_0000) ^ 0x0000_3A00_0000_0000  // ':' at 13
+        bad |= (last & 0x0000_FF00_0000_0000) ^ 0x0000_3A00_0000_0000  // ':' at 16
+        guard bad == 0, separator | 0x20 == 0x74 || separator == 0x20 else { return nil }
+        // Per byte: the digit's value (0...9) where a digit is, 0 elsewhere; no borrows.
+        let zeros: UInt64 = 0x3030_3030_3030_3030
+        let d0 = (first & firstDigits) &- (zeros & firstDigits)
+        let d1 = (middle & middleDigits) &- (zeros & middleDigits)
+        let d2 = (last & lastDigits) &- (zeros & lastDigits)
+        // Byte k of `pairs` is 10 × digit k + digit k+1 (at most 99, so no carries).
+        @inline(__always) func pairs(_ d: UInt64) -> UInt64 { d &* 10 &+ (d >> 8) }
+        @inline(__always) func byte(_ word: UInt64, _ k: UInt64) -> Int { Int(truncatingIfNeeded: (word >> (8 &* k)) & 0xFF) }
+        let p0 = pairs(d0)
+        let p1 = pairs(d1)
+        let p2 = pairs(d2)
+        return (byte(p0, 0) &* 100 &+ byte(p0, 2), byte(p0, 5), byte(p1, 0), byte(p1, 3), byte(p1, 6), byte(p2, 6))
     }
 
     @inline(never)

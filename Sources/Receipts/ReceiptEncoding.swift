@@ -131,9 +131,10 @@ struct PayloadEncoder {
         return set(entries)
     }
 
+    /// The attribute SET: sorted (DER) or in model order (BER, as Xcode writes it).
     func set(_ entries: [Entry]) -> [UInt8] {
-        var writer = DERWriter()
-        let body: (inout DERWriter) -> Void = { w in
+        var writer = BERWriter()
+        let body: (inout BERWriter) -> Void = { w in
             for entry in entries {
                 w.appendSequence { s in
                     s.appendInteger(Int64(entry.type))

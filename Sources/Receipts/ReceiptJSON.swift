@@ -1,4 +1,4 @@
-@_spi(RawParsing) import ASN1
+import ASN1
 public import FoundationEssentials
 import Internals
 public import JSON
@@ -194,7 +194,7 @@ extension AppReceipt {
     }
 
     /// The bundle identifier attribute value this library writes: a DER UTF8String.
-    static func canonicalBundleData(_ bundleIdentifier: String?) -> [UInt8]? {
+    package static func canonicalBundleData(_ bundleIdentifier: String?) -> [UInt8]? {
         guard let bundleIdentifier else { return nil }
         var writer = DERWriter()
         writer.appendUTF8String(bundleIdentifier)

@@ -36,9 +36,7 @@ public struct SignedReceiptIssuer: ReceiptIssuing {
         receipt.receiptType = receiptType
         receipt.appItemID = 0
         receipt.bundleIdentifier = contents.bundleIdentifier
-        receipt.bundleIdentifierData =
-            [0x0C] + SignedReceiptIssuer.lengthOctets(contents.bundleIdentifier.utf8.count)
-            + Array(contents.bundleIdentifier.utf8)
+        receipt.bundleIdentifierData = AppReceipt.canonicalBundleData(contents.bundleIdentifier)
         receipt.appVersion = contents.appVersion
         receipt.originalAppVersion = contents.originalApplicationVersion
         receipt.creationDate = contents.creationDate
@@ -71,18 +69,8 @@ public struct SignedReceiptIssuer: ReceiptIssuing {
         return receipt
     }
 
+    /// The receipt for `contents`, signed as PKCS#7 in ``layout``.
     public func issueReceipt(for contents: ReceiptContents) throws -> Data {
         Data(try signer.sign(receipt(for: contents), layout: layout))
-    }
-
-    static func lengthOctets(_ length: Int) -> [UInt8] {
-        if length < 0x80 { return [UInt8(length)] }
-        var octets: [UInt8] = []
-        var n = length
-        while n > 0 {
-            octets.insert(UInt8(n & 0xFF), at: 0)
-            n >>= 8
-        }
-        return [0x80 | UInt8(octets.count)] + octets
     }
 }

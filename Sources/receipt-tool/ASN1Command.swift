@@ -168,7 +168,7 @@ struct TreePrinter {
         guard var reader = try? ASN1Reader(bytes, rules: .ber), let element = try? reader.readElement(), reader.isAtEnd else {
             return nil
         }
-        return (try? ASN1Tree.parse(element.encodedBytes, rules: .ber)) != nil ? element : nil
+        return (try? ASN1Tree.depthFirstNodes(element.encodedBytes, rules: .ber)) != nil ? element : nil
     }
 
     func attributeType(_ sequence: ASN1Element) -> Int? {

@@ -1,3 +1,4 @@
+import ASN1
 import Foundation
 import ReceiptCrypto
 import Receipts
@@ -32,11 +33,8 @@ extension TextLayout {
                         line("  Valid", "\(ReceiptDate.rfc3339(certificate.notBefore)) → \(ReceiptDate.rfc3339(certificate.notAfter))"))
                     let bits = (try? certificate.publicKey.bits).map { "RSA \($0)" } ?? "unreadable key"
                     out.append(line("  Key", bits))
-                    out.append(
-                        line(
-                            "  Marker",
-                            "1.2.840.113635.100.6.5.1 " + (certificate.hasExtension(oid: "1.2.840.113635.100.6.5.1") ? "present" : "absent")
-                        ))
+                    let marker = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 5, 1)
+                    out.append(line("  Marker", "\(marker) " + (certificate.hasExtension(oid: marker) ? "present" : "absent")))
                 } else {
                     out.append(line("Leaf certificate", "\(signature.certificate.count) bytes that do not parse as X.509"))
                 }

@@ -98,10 +98,47 @@ indirect enum TestTree: Equatable {
         for _ in 0..<60 {
             let bytes = Self.encode(.sequence([TestTree.random(depth: 3, using: &rng), TestTree.random(depth: 3, using: &rng)]))
             for length in 0..<bytes.count {
-                #expect(throws: ASN1Error.self) { _ = try ASN1Tree.parse(bytes[..<length], rules: .ber) }
+                #expect(throws: ASN1Error.self) { _ = try ASN1Tree.depthFirstNodes(bytes[..<length], rules: .ber) }
             }
-            _ = try ASN1Tree.parse(bytes[...], rules: .ber)
+            _ = try ASN1Tree.depthFirstNodes(bytes[...], rules: .ber)
         }
+    }
+
+    @Test func onlyTheBERWriterWritesBERForms() throws {
+        // The same two INTEGERs: sorted by the DER SET OF, in written order by the BER SET.
+        var der = DERWriter()
+        der.appendSetOf {
+            $0.appendInteger(2)
+            $0.appendInteger(1)
+        }
+        #expect(der.bytes == hex("31 06 02 01 01 02 01 02"))
+        var ber = BERWriter()
+        ber.appendUnsortedSet {
+            $0.appendInteger(2)
+            $0.appendInteger(1)
+        }
+        #expect(ber.bytes == hex("31 06 02 01 02 02 01 01"))
+        // An empty segmented OCTET STRING still has one (empty) segment and its end-of-contents.
+        var empty = BERWriter()
+        empty.appendSegmentedOctetString([], segmentSize: 4)
+        #expect(empty.bytes == hex("24 80 04 00 00 00"))
+        #expect(throws: ASN1Error.self) { _ = try ASN1Tree.depthFirstNodes(empty.bytes[...], rules: .der) }
+        #expect(try ASN1Tree.depthFirstNodes(empty.bytes[...], rules: .ber).count == 2)
+        // The definite forms a BERWriter shares with DER write the same bytes.
+        var shared = BERWriter()
+        shared.appendSequence {
+            $0.appendInteger(-129)
+            $0.appendOctetString([1, 2])
+            $0.appendSetOf { $0.appendNull() }
+        }
+        var same = DERWriter()
+        same.appendSequence {
+            $0.appendInteger(-129)
+            $0.appendOctetString([1, 2])
+            $0.appendSetOf { $0.appendNull() }
+        }
+        #expect(shared.bytes == same.bytes)
+        _ = try ASN1Tree.depthFirstNodes(shared.bytes[...], rules: .der)
     }
 
     @Test func setOfIsSortedAndIndefiniteFormsParse() throws {
@@ -112,12 +149,14 @@ indirect enum TestTree: Equatable {
             $0.appendOctetString([9])
         }
         #expect(w.bytes == hex("31 0A 02 01 01 02 02 01 2C 04 01 09"))
-        var ber = DERWriter()
-        ber.appendIndefinite(.sequence) { $0.appendOctetString(Array(0..<10), segmentSize: 3) }
+        var ber = BERWriter()
+        ber.appendIndefinite(.sequence) { $0.appendSegmentedOctetString(Array(0..<10), segmentSize: 3) }
+        // 30 80 | 24 80 | 04 03 00 01 02 | 04 03 03 04 05 | 04 03 06 07 08 | 04 01 09 | 00 00 | 00 00
+        #expect(ber.bytes == hex("30 80 24 80 04 03 00 01 02 04 03 03 04 05 04 03 06 07 08 04 01 09 00 00 00 00"))
         var reader = try ASN1Reader(ber.bytes, rules: .ber)
         var seq = try reader.readSequence()
         #expect(Array(try seq.readOctetString()) == Array(0..<10))
-        #expect(throws: ASN1Error.self) { _ = try ASN1Tree.parse(ber.bytes[...], rules: .der) }
+        #expect(throws: ASN1Error.self) { _ = try ASN1Tree.depthFirstNodes(ber.bytes[...], rules: .der) }
     }
 
     @Test func randomBytesNeverTrap() {
@@ -125,7 +164,7 @@ indirect enum TestTree: Equatable {
         for _ in 0..<5_000 {
             let bytes = (0..<Int(rng.next() % 64)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 7 == 0 ? 0x80 : rng.next()) }
             for rules in [ASN1EncodingRules.der, .ber] {
-                _ = try? ASN1Tree.parse(bytes[...], rules: rules)
+                _ = try? ASN1Tree.depthFirstNodes(bytes[...], rules: rules)
             }
         }
     }

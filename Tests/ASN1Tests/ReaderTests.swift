@@ -4,7 +4,7 @@ import Testing
 
 /// Decodes `bytes` as one root element (nothing after it) and walks the whole tree.
 func parseAll(_ bytes: [UInt8], rules: ASN1EncodingRules = .der, limits: ASN1Limits = .default) throws(ASN1Error) -> [ASN1Node] {
-    try ASN1Tree.parse(bytes[...], rules: rules, limits: limits)
+    try ASN1Tree.depthFirstNodes(bytes[...], rules: rules, limits: limits)
 }
 
 /// The code of the error `body` throws, or `nil` if it succeeds.
@@ -125,8 +125,8 @@ func hex(_ s: String) -> [UInt8] {
 
 @Suite struct DepthTests {
     static func nested(_ levels: Int, indefinite: Bool) -> [UInt8] {
-        var writer = DERWriter()
-        func build(_ n: Int, _ w: inout DERWriter) {
+        var writer = BERWriter()
+        func build(_ n: Int, _ w: inout BERWriter) {
             if n == 0 {
                 w.appendNull()
                 return
@@ -258,6 +258,18 @@ func hex(_ s: String) -> [UInt8] {
         #expect(ASN1ObjectIdentifier(dotted: "1.2.") == nil)
         #expect(ASN1ObjectIdentifier(dotted: "3.1") == nil)
         #expect(ASN1ObjectIdentifier(dotted: "1.40") == nil)
+        #expect(ASN1ObjectIdentifier(dotted: "2.18446744073709551535")?.description == "2.18446744073709551535")
+        // Not dotted OIDs: empty arcs, signs, spaces, leading zeros, arcs beyond 64 bits, one arc,
+        // and a second arc that makes the first subidentifier overflow.
+        for bad in [
+            "", ".", "1", "1..2", ".1.2", "1.2.", "+1.2", "1.-2", "1. 2", "1.02", "01.2", "1.2.003",
+            "1.2.18446744073709551616", "2.18446744073709551536", "1.2.x", "１.2",
+        ] {
+            #expect(ASN1ObjectIdentifier(dotted: bad) == nil, "\(bad)")
+        }
+        for good in ["0.0", "1.39", "2.5.29.19", "1.2.18446744073709551615", "1.2.840.113635.100.6.2.1"] {
+            #expect(ASN1ObjectIdentifier(dotted: good)?.description == good, "\(good)")
+        }
         for bad in ["06 00", "06 02 2A 86", "06 03 2A 80 01", "06 0C 2A 82 81 81 81 81 81 81 81 81 81 01"] {
             var r = try ASN1Reader(hex(bad))
             #expect(errorCode { _ = try r.readObjectIdentifier() } == .invalidObjectIdentifier, "\(bad)")

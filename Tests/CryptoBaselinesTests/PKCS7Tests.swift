@@ -138,7 +138,7 @@ struct PKCS7Tests {
             subject: [("CN", "TLS-only signer")], serialNumber: 31, notBefore: utc(2024, 1, 1), notAfter: utc(2027, 1, 1),
             publicKey: try key.publicKey)
         builder.basicConstraints = .endEntity
-        builder.extendedKeyUsageOIDs = ["1.3.6.1.5.5.7.3.1"]  // serverAuth only: fails OpenSSL's smime_sign purpose
+        builder.extendedKeyUsageOIDs = [oid("1.3.6.1.5.5.7.3.1")]  // serverAuth only: fails OpenSSL's smime_sign purpose
         let signer = try builder.issued(by: pki.intermediate, signingKey: pki.intermediateKey)
         let signed = try CMSSigner.sign(
             content: [9, 9], signer: signer, key: key, extraCertificates: [pki.intermediate],

@@ -1,3 +1,4 @@
+import ASN1
 import Foundation
 import ReceiptCrypto
 import TestSupport
@@ -12,7 +13,7 @@ struct ChainTests {
         #expect(pki.root.isCA)
         #expect(pki.root.pathLengthConstraint == nil)
         #expect(pki.root.keyUsage == [.keyCertSign, .cRLSign])
-        #expect(pki.root.isExtensionCritical(oid: "2.5.29.15") == true)
+        #expect(pki.root.isExtensionCritical(oid: oid("2.5.29.15")) == true)
         #expect(pki.root.subject.rfc2253String == "CN=RMStore Test Root CA,OU=Test Certification Authority,O=RMStore Test,C=US")
         #expect(pki.root.serialNumber == [0x01])
         #expect(pki.root.version == 3)
@@ -24,15 +25,16 @@ struct ChainTests {
         #expect(pki.intermediate.isExtensionCritical(oid: AppleOID.wwdrIntermediate) == false)
         #expect(pki.leaf.extensionValue(oid: AppleOID.receiptSigningLeaf) == [0x05, 0x00])
         #expect(!pki.leaf.isCA)
-        #expect(pki.leaf.isExtensionCritical(oid: "2.5.29.19") == true)
+        #expect(pki.leaf.isExtensionCritical(oid: oid("2.5.29.19")) == true)
         #expect(pki.leaf.keyUsage == [.digitalSignature])
-        #expect(pki.leaf.signatureAlgorithmOID == "1.2.840.113549.1.1.11")
+        #expect(pki.leaf.signatureAlgorithmOID == oid("1.2.840.113549.1.1.11"))
         #expect(try pki.leaf.publicKey == pki.leafKey.publicKey)
         // subjectKeyIdentifier of the issuer = authorityKeyIdentifier of the subject.
-        let rootSKI = try #require(pki.root.extensionValue(oid: "2.5.29.14"))
-        let intermediateAKI = try #require(pki.intermediate.extensionValue(oid: "2.5.29.35"))
+        let rootSKI = try #require(pki.root.extensionValue(oid: oid("2.5.29.14")))
+        let intermediateAKI = try #require(pki.intermediate.extensionValue(oid: oid("2.5.29.35")))
         #expect(rootSKI.count == 22 && Array(rootSKI.dropFirst(2)) == Array(intermediateAKI.dropFirst(4)))
-        #expect(pki.leaf.extensionOIDs == ["2.5.29.19", "2.5.29.15", "2.5.29.14", "2.5.29.35", AppleOID.receiptSigningLeaf])
+        #expect(
+            pki.leaf.extensionOIDs == ["2.5.29.19", "2.5.29.15", "2.5.29.14", "2.5.29.35"].map { oid($0) } + [AppleOID.receiptSigningLeaf])
     }
 
     @Test("SHA-1 signed certificates, EKU, P-256 issuers and integer serials")
@@ -43,14 +45,14 @@ struct ChainTests {
             subject: [("CN", "EC leaf"), ("emailAddress", "test@example.com")], serialNumber: 0x0123_4567_89AB_CDEF,
             notBefore: utc(2024, 1, 1), notAfter: utc(2026, 1, 1), publicKey: try ecKey.publicKey)
         builder.digest = .sha1
-        builder.extendedKeyUsageOIDs = ["1.3.6.1.5.5.7.3.4"]
-        builder.customExtensions = [CertificateExtension(oid: "1.2.3.4.5", critical: false, value: [0x04, 0x01, 0x7F])]
+        builder.extendedKeyUsageOIDs = [oid("1.3.6.1.5.5.7.3.4")]
+        builder.customExtensions = [CertificateExtension(oid: oid("1.2.3.4.5"), critical: false, value: [0x04, 0x01, 0x7F])]
         let leaf = try builder.issued(by: pki.intermediate, signingKey: pki.intermediateKey)
         #expect(leaf.signatureAlgorithm == .rsaPKCS1v15(.sha1))
         #expect(leaf.serialNumber == [0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF])
         #expect(leaf.serialNumberHex == "0123456789ABCDEF")
-        #expect(leaf.extensionValue(oid: "2.5.29.37") == [0x30, 0x0A, 0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x04])
-        #expect(leaf.extensionValue(oid: "1.2.3.4.5") == [0x04, 0x01, 0x7F])
+        #expect(leaf.extensionValue(oid: oid("2.5.29.37")) == [0x30, 0x0A, 0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x04])
+        #expect(leaf.extensionValue(oid: oid("1.2.3.4.5")) == [0x04, 0x01, 0x7F])
         #expect(leaf.subject.value(for: "emailAddress") == "test@example.com")
         #expect(try leaf.publicKey.kind == .ec(curve: "prime256v1"))
 
@@ -83,11 +85,12 @@ struct ChainTests {
         reversed.notAfter = utc(2023, 1, 1)
         #expect((#expect(throws: CryptoError.self) { try reversed.selfSigned(with: pki.leafKey) })?.code == .invalidArgument)
         var badOID = builder()
-        badOID.customExtensions = [CertificateExtension(oid: "1.2.x", critical: false, value: [0x05, 0x00])]
+        // An identifier with no content octets: OpenSSL refuses it.
+        badOID.customExtensions = [CertificateExtension(oid: ASN1ObjectIdentifier(components: []), critical: false, value: [0x05, 0x00])]
         #expect((#expect(throws: CryptoError.self) { try badOID.selfSigned(with: pki.leafKey) })?.code == .invalidArgument)
         var duplicate = builder()
         duplicate.basicConstraints = .endEntity
-        duplicate.customExtensions = [CertificateExtension(oid: "2.5.29.19", critical: false, value: [0x30, 0x00])]
+        duplicate.customExtensions = [CertificateExtension(oid: oid("2.5.29.19"), critical: false, value: [0x30, 0x00])]
         #expect((#expect(throws: CryptoError.self) { try duplicate.selfSigned(with: pki.leafKey) })?.code == .invalidArgument)
         var zeroSerial = builder()
         zeroSerial.serialNumber = [0, 0]

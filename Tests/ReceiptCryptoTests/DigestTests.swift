@@ -1,3 +1,4 @@
+import ASN1
 import ReceiptCrypto
 import TestSupport
 import Testing
@@ -64,23 +65,23 @@ struct DigestTests {
         for algorithm in DigestAlgorithm.allCases {
             #expect(DigestAlgorithm(oid: algorithm.oid) == algorithm)
         }
-        #expect(DigestAlgorithm.sha1.oid == "1.3.14.3.2.26")
-        #expect(DigestAlgorithm.sha256.oid == "2.16.840.1.101.3.4.2.1")
-        #expect(DigestAlgorithm.md5.oid == "1.2.840.113549.2.5")
-        #expect(DigestAlgorithm(oid: "1.2.840.113549.1.1.5") == .sha1)
-        #expect(DigestAlgorithm(oid: "1.2.840.113549.1.1.11") == .sha256)
-        #expect(DigestAlgorithm(oid: "1.2.840.113549.1.1.12") == .sha384)
-        #expect(DigestAlgorithm(oid: "1.2.840.113549.1.1.13") == .sha512)
-        #expect(DigestAlgorithm(oid: "1.2.840.113549.1.1.4") == .md5)
-        #expect(DigestAlgorithm(oid: "1.2.840.10045.4.3.2") == .sha256)
-        #expect(DigestAlgorithm(oid: "1.2.840.10045.4.1") == .sha1)
+        #expect(DigestAlgorithm.sha1.oid == oid("1.3.14.3.2.26"))
+        #expect(DigestAlgorithm.sha256.oid == oid("2.16.840.1.101.3.4.2.1"))
+        #expect(DigestAlgorithm.md5.oid == oid("1.2.840.113549.2.5"))
+        #expect(DigestAlgorithm(oid: oid("1.2.840.113549.1.1.5")) == .sha1)
+        #expect(DigestAlgorithm(oid: oid("1.2.840.113549.1.1.11")) == .sha256)
+        #expect(DigestAlgorithm(oid: oid("1.2.840.113549.1.1.12")) == .sha384)
+        #expect(DigestAlgorithm(oid: oid("1.2.840.113549.1.1.13")) == .sha512)
+        #expect(DigestAlgorithm(oid: oid("1.2.840.113549.1.1.4")) == .md5)
+        #expect(DigestAlgorithm(oid: oid("1.2.840.10045.4.3.2")) == .sha256)
+        #expect(DigestAlgorithm(oid: oid("1.2.840.10045.4.1")) == .sha1)
         // rsaEncryption names no digest; unknown and malformed OIDs are nil.
-        #expect(DigestAlgorithm(oid: "1.2.840.113549.1.1.1") == nil)
-        #expect(DigestAlgorithm(oid: "1.2.3") == nil)
-        #expect(DigestAlgorithm(oid: "") == nil)
-        #expect(SignatureAlgorithm(oid: "1.2.840.113549.1.1.1") == .rsaPKCS1v15(nil))
-        #expect(SignatureAlgorithm(oid: "1.2.840.10045.4.3.3") == .ecdsa(.sha384))
-        #expect(SignatureAlgorithm.rsaPKCS1v15(.sha256).oid == "1.2.840.113549.1.1.11")
+        #expect(DigestAlgorithm(oid: oid("1.2.840.113549.1.1.1")) == nil)
+        #expect(DigestAlgorithm(oid: oid("1.2.3")) == nil)
+        #expect(DigestAlgorithm(oid: oid("2.16.840.1.101.3.4.2.99")) == nil)
+        #expect(SignatureAlgorithm(oid: oid("1.2.840.113549.1.1.1")) == .rsaPKCS1v15(nil))
+        #expect(SignatureAlgorithm(oid: oid("1.2.840.10045.4.3.3")) == .ecdsa(.sha384))
+        #expect(SignatureAlgorithm.rsaPKCS1v15(.sha256).oid == oid("1.2.840.113549.1.1.11"))
         #expect(SignatureAlgorithm.ecdsa(.md5).oid == nil)
         #expect(DigestAlgorithm.md5.isRefusedForSignatures)
         #expect(!DigestAlgorithm.sha1.isRefusedForSignatures)

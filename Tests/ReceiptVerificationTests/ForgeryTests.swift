@@ -67,7 +67,7 @@ import Testing
             }
         }
         let doubled = writer.bytes
-        _ = try ASN1Tree.parse(doubled[...], rules: .der)  // well-formed DER
+        _ = try ASN1Tree.depthFirstNodes(doubled[...], rules: .der)  // well-formed DER
         #expect(throws: ReceiptError.self) { _ = try ReceiptEnvelope(doubled) }
         #expect(!verifier.verify(doubled).isValid)
         #expect(verifier.verify(doubled).firstFailure?.name == .parse)

@@ -321,7 +321,7 @@ import Testing
     @Test func signerFoundBySubjectKeyIdentifierOrNotAtAll() throws {
         let payload = sampleReceipt().encodedPayload()
         let signature = try pki.leafKey.sign(payload, digest: .sha256)
-        let keyIdentifier = try #require(pki.leaf.extensionValue(oid: "2.5.29.14")).dropFirst(2)
+        let keyIdentifier = try #require(pki.leaf.extensionValue(oid: ASN1ObjectIdentifier(2, 5, 29, 14))).dropFirst(2)
         var builder = EnvelopeBuilder(
             digestAlgorithms: [EnvelopeBuilder.sha256], payload: payload, certificates: [pki.root, pki.intermediate, pki.leaf],
             signers: [

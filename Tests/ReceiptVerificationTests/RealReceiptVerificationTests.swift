@@ -25,7 +25,7 @@ import Testing
         let chain = try #require(verdict.chain)
         #expect(chain.count == 3)
         #expect(chain.last == (try BundledAnchors.appleIncRoot))
-        #expect(chain.first?.hasExtension(oid: "1.2.840.113635.100.6.11.1") == true)
+        #expect(chain.first?.hasExtension(oid: TestPKI.leafMarkerOID) == true)
         #expect(verdict.validationTime == verdict.receipt?.creationDate)
         for name in [VerificationCheck.Name.signature, .chain, .pinnedAnchor, .chainLength, .leafMarker, .intermediateMarker] {
             #expect(verdict.passed(name), "\(name)")

@@ -174,7 +174,8 @@ struct EnvelopeBuilder {
             }
             signerInfos.append(info.bytes)
         }
-        signedData.appendUnsortedSet { set in for info in signerInfos { set.appendEncoded(info) } }
+        // SignerInfos in the order the test gives them (a SET the test may leave unsorted).
+        signedData.append(.set, content: signerInfos.joined())
         var contentInfo = DERWriter()
         contentInfo.appendSequence { ci in
             ci.appendObjectIdentifier(ReceiptOID.signedData)

@@ -14,14 +14,14 @@ import Testing
         let bytes = try Fixtures.bytes(name)
         let ber = try AppReceipt(bytes)
         // DER rejects the original envelope outright.
-        #expect(throws: ASN1Error.self) { _ = try ASN1Tree.parse(bytes[...], rules: .der) }
+        #expect(throws: ASN1Error.self) { _ = try ASN1Tree.depthFirstNodes(bytes[...], rules: .der) }
 
         // Re-encode the envelope canonically and the payload with sorted SETs.
         var reader = try ASN1Reader(bytes, rules: .ber)
         var envelope = DERWriter()
         try envelope.appendCanonical(reader.readElement())
         let derEnvelope = envelope.bytes
-        _ = try ASN1Tree.parse(derEnvelope[...], rules: .der)
+        _ = try ASN1Tree.depthFirstNodes(derEnvelope[...], rules: .der)
         let fromDEREnvelope = try AppReceipt(derEnvelope)
         #expect(fromDEREnvelope == ber)
         #expect(fromDEREnvelope.envelope?.usesBERForms == false)

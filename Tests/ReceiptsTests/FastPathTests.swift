@@ -7,9 +7,148 @@ import Testing
 
 /// The fast path for in-app records decides exactly what the general path decides.
 @Suite struct FastPathTests {
-    static func parse(_ payload: ArraySlice<UInt8>, fast: Bool) throws -> AppReceipt {
-        var parser = AppReceiptParser(limits: .default, segmentedPayload: false, fastPath: fast)
+    static func parse(_ payload: ArraySlice<UInt8>, fast: Bool, limits: ReceiptLimits = .default) throws -> AppReceipt {
+        var parser = AppReceiptParser(limits: limits, segmentedPayload: false, fastPath: fast)
         return try parser.parse(payload)
+    }
+
+    /// The outcome of a parse: the receipt, or the error's code.
+    enum Outcome: Equatable {
+        case receipt(AppReceipt)
+        case failure(ReceiptError.Code)
+
+        var succeeded: Bool {
+            if case .receipt = self { return true }
+            return false
+        }
+    }
+
+    static func outcome(_ payload: [UInt8], fast: Bool, limits: ReceiptLimits = .default) -> Outcome {
+        do {
+            return .receipt(try parse(payload[...], fast: fast, limits: limits))
+        } catch let error as ReceiptError {
+            return .failure(error.code)
+        } catch {
+            Issue.record("unexpected error \(error)")
+            return .failure(.malformedPayload)
+        }
+    }
+
+    /// Whether the fast path takes the in-app record `record` (the contents of an attribute 17).
+    static func fastPathTakes(_ record: [UInt8], limits: ReceiptLimits = .default) -> Bool {
+        var parser = AppReceiptParser(limits: limits, segmentedPayload: false)
+        var purchase = InAppPurchase()
+        return record.withUnsafeBytes { parser.fastPurchase($0, 0..<$0.count, into: &purchase) }
+    }
+
+    /// An attribute SEQUENCE from encoded type, version and value elements.
+    static func attribute(type: [UInt8], version: [UInt8] = [0x02, 0x01, 0x01], octetString: [UInt8]) -> [UInt8] {
+        var w = DERWriter()
+        w.append(.sequence, content: type + version + octetString)
+        return w.bytes
+    }
+
+    /// An attribute with INTEGER type `type`, version 1, and `value` in a DER OCTET STRING.
+    static func attribute(_ type: Int, _ value: [UInt8]) -> [UInt8] {
+        var t = DERWriter()
+        t.appendInteger(type)
+        var v = DERWriter()
+        v.appendOctetString(value)
+        return attribute(type: t.bytes, octetString: v.bytes)
+    }
+
+    static func element(_ tag: ASN1Identifier, _ content: [UInt8]) -> [UInt8] {
+        var w = DERWriter()
+        w.append(tag, content: content)
+        return w.bytes
+    }
+
+    static func set(_ attributes: [[UInt8]]) -> [UInt8] { element(.set, attributes.flatMap { $0 }) }
+
+    /// A canonical record with one changed attribute, wrapped as a payload with that record.
+    static func payload(withRecord record: [UInt8]) -> [UInt8] {
+        set([attribute(2, element(.utf8String, Array("com.example".utf8))), attribute(17, record)])
+    }
+
+    static let canonical: [[UInt8]] = [
+        attribute(1701, element(.integer, [1])),
+        attribute(1702, element(.utf8String, Array("com.example.product".utf8))),
+        attribute(1703, element(.utf8String, Array("1000000123456789".utf8))),
+        attribute(1704, element(.ia5String, Array("2020-02-29T23:59:60Z".utf8))),
+    ]
+
+    /// Records that vary one DER or date rule. For each, both paths must give the same receipt or
+    /// the same error code; `taken` says whether the fast path may decode it itself.
+    static let variants: [(name: String, attribute: [UInt8], taken: Bool)] = [
+        ("canonical", attribute(1705, element(.utf8String, Array("1000000000000001".utf8))), true),
+        (
+            "non-minimal attribute type",
+            attribute(type: [0x02, 0x03, 0x00, 0x06, 0xA5], octetString: element(.octetString, element(.integer, [1]))), false
+        ),
+        (
+            "non-minimal version",
+            attribute(
+                type: [0x02, 0x02, 0x06, 0xA5], version: [0x02, 0x02, 0x00, 0x01],
+                octetString: element(.octetString, element(.integer, [1]))), false
+        ),
+        (
+            "long-form OCTET STRING length below 128",
+            attribute(type: [0x02, 0x02, 0x06, 0xA5], octetString: [0x04, 0x81, 0x03, 0x02, 0x01, 0x01]), false
+        ),
+        (
+            "two-octet value length with a leading zero",
+            attribute(type: [0x02, 0x02, 0x06, 0xA6], octetString: element(.octetString, [0x0C, 0x82, 0x00, 0x01, 0x61])), false
+        ),
+        ("non-minimal quantity", attribute(1711, element(.integer, [0x00, 0x05])), false),
+        ("negative web order line item", attribute(1711, element(.integer, [0xFF, 0x7F])), true),
+        ("string of 200 bytes (long-form length)", attribute(1721, element(.utf8String, Array(repeating: 0x61, count: 200))), true),
+        ("non-ASCII string", attribute(1721, element(.utf8String, Array("café".utf8))), false),
+        ("date with milliseconds", attribute(1706, element(.ia5String, Array("2021-03-04T05:06:07.890Z".utf8))), true),
+        ("date with an offset", attribute(1706, element(.ia5String, Array("2021-03-04T05:06:07+01:30".utf8))), true),
+        ("date with a lower-case t and z", attribute(1706, element(.ia5String, Array("2021-03-04t05:06:07z".utf8))), true),
+        ("date with a space", attribute(1706, element(.ia5String, Array("2021-03-04 05:06:07Z".utf8))), true),
+        ("date before 1970", attribute(1706, element(.ia5String, Array("1969-12-31T23:59:59Z".utf8))), true),
+        ("date in year 0", attribute(1706, element(.ia5String, Array("0000-02-29T00:00:00Z".utf8))), true),
+        ("February 29 of a common year", attribute(1706, element(.ia5String, Array("2100-02-29T00:00:00Z".utf8))), false),
+        ("April 31", attribute(1706, element(.ia5String, Array("2021-04-31T00:00:00Z".utf8))), false),
+        ("hour 24", attribute(1706, element(.ia5String, Array("2021-04-30T24:00:00Z".utf8))), false),
+        ("a letter in the year", attribute(1706, element(.ia5String, Array("2O21-04-30T00:00:00Z".utf8))), false),
+        ("a slash for a dash", attribute(1706, element(.ia5String, Array("2021/04-30T00:00:00Z".utf8))), false),
+        ("a non-ASCII separator", attribute(1706, element(.utf8String, Array("2021-04-30\u{00A0}00:00:00Z".utf8))), false),
+        ("a date without a zone", attribute(1706, element(.ia5String, Array("2021-04-30T00:00:00".utf8))), false),
+        ("an empty date", attribute(1708, element(.ia5String, [])), true),
+    ]
+
+    @Test func everyVariantGetsTheGeneralPathsAnswer() {
+        for variant in Self.variants {
+            let record = Self.set(Self.canonical + [variant.attribute])
+            let payload = Self.payload(withRecord: record)
+            let fast = Self.outcome(payload, fast: true)
+            let general = Self.outcome(payload, fast: false)
+            #expect(fast == general, "\(variant.name)")
+            #expect(Self.fastPathTakes(record) == variant.taken, "\(variant.name)")
+            if variant.taken { #expect(general.succeeded, "\(variant.name)") }
+        }
+    }
+
+    @Test func stringAndDateLimitsHoldOnBothPaths() {
+        let record = Self.set(Self.canonical)
+        let payload = Self.payload(withRecord: record)
+        // The date (20 bytes) and the product identifier (19) are the longest strings.
+        for maximum in [18, 19, 20] {
+            let limits = ReceiptLimits(maximumStringLength: maximum)
+            let fast = Self.outcome(payload, fast: true, limits: limits)
+            #expect(fast == Self.outcome(payload, fast: false, limits: limits), "\(maximum)")
+            #expect((maximum == 20) == fast.succeeded, "\(maximum)")
+            #expect(Self.fastPathTakes(record, limits: limits) == (maximum == 20))
+        }
+    }
+
+    @Test func anEmptyRecordValueAtTheEndOfThePayloadIsATypedError() {
+        // `30 08 02 01 11 02 01 01 04 00`: attribute 17 with no value octets, the payload's last bytes.
+        let payload = Self.set([Self.attribute(type: [0x02, 0x01, 0x11], octetString: [0x04, 0x00])])
+        #expect(Self.outcome(payload, fast: true) == .failure(.malformedPayload))
+        #expect(Self.outcome(payload, fast: false) == .failure(.malformedPayload))
     }
 
     @Test func slotMaskLiteralMatchesTheList() {

@@ -112,7 +112,7 @@ import Testing
         #expect(receiptErrorCode { _ = try AppReceipt(payload: notASet[...]) } == .malformedPayload)
         // An attribute is a SET instead of a SEQUENCE.
         var w = DERWriter()
-        w.appendUnsortedSet { $0.appendUnsortedSet { $0.appendInteger(2) } }
+        w.appendSetOf { $0.appendSetOf { $0.appendInteger(2) } }
         #expect(receiptErrorCode { _ = try AppReceipt(payload: w.bytes[...]) } == .malformedPayload)
         // The attribute type is an OCTET STRING instead of an INTEGER.
         var bad = DERWriter()

@@ -1,3 +1,4 @@
+package import ASN1
 package import Foundation
 package import ReceiptCrypto
 package import ReceiptSigning
@@ -43,9 +44,9 @@ package enum PKIs {
 /// Apple's receipt marker OIDs.
 package enum AppleOID {
     /// On receipt-signing leaves.
-    package static let receiptSigningLeaf = "1.2.840.113635.100.6.11.1"
+    package static let receiptSigningLeaf = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 11, 1)
     /// On WWDR intermediates.
-    package static let wwdrIntermediate = "1.2.840.113635.100.6.2.1"
+    package static let wwdrIntermediate = ASN1ObjectIdentifier(1, 2, 840, 113_635, 100, 6, 2, 1)
 }
 
 /// A three-level RSA-2048 PKI shaped like Apple's receipt chain, built with ReceiptCrypto's
@@ -136,4 +137,10 @@ package struct FixedTestPKI: Sendable {
 
     /// One PKI shared by every test in the process (RSA key generation is the slow part).
     package static func shared() throws -> FixedTestPKI { try cached.get() }
+}
+
+/// An OID written as dotted text in a test. A malformed literal gives 0.0, which matches no
+/// real OID, so the test that used it fails.
+package func oid(_ dotted: String) -> ASN1ObjectIdentifier {
+    ASN1ObjectIdentifier(dotted: dotted) ?? ASN1ObjectIdentifier(0, 0)
 }

@@ -1,11 +1,26 @@
-import Internals
+/// The encoding rules an ``ASN1Writer`` writes under, as a type: ``DERWriter`` and ``BERWriter``
+/// share every definite-length form, and only ``BERWriter`` has the BER-only ones.
+public protocol ASN1WriterRules: Sendable {}
 
-/// A small DER (and, where asked, BER) encoder that appends to one growing buffer.
+/// DER: definite minimal lengths, primitive strings, SET OF sorted.
+public enum DistinguishedWriterRules: ASN1WriterRules {}
+
+/// BER: also the indefinite length form, segmented (constructed) strings and SETs in written order.
+public enum BasicWriterRules: ASN1WriterRules {}
+
+/// A writer that produces DER only: every method it has writes the distinguished encoding.
+public typealias DERWriter = ASN1Writer<DistinguishedWriterRules>
+
+/// A writer for BER: the DER forms plus ``ASN1Writer/appendIndefinite(_:_:)``,
+/// ``ASN1Writer/appendSegmentedOctetString(_:segmentSize:)`` and
+/// ``ASN1Writer/appendUnsortedSet(_:)``, the forms Apple's Xcode receipts use. What it writes is
+/// DER exactly when none of those three is used.
+public typealias BERWriter = ASN1Writer<BasicWriterRules>
+
+/// A small ASN.1 encoder that appends to one growing buffer, as ``DERWriter`` or ``BERWriter``.
 ///
 /// Constructed elements are written with a closure; their length is filled in when the closure
-/// returns. ``appendIndefinite(_:_:)`` and ``appendOctetString(_:segmentSize:)`` produce the BER
-/// forms Apple's Xcode receipts use (indefinite lengths, segmented OCTET STRING), so tests and the
-/// receipt builder can produce both layouts from one description.
+/// returns.
 ///
 /// ```swift
 /// var writer = DERWriter()
@@ -15,7 +30,7 @@ import Internals
 /// }
 /// let bytes = writer.bytes
 /// ```
-public struct DERWriter: Sendable {
+public struct ASN1Writer<Rules: ASN1WriterRules>: Sendable {
     /// Everything written so far.
     public private(set) var bytes: [UInt8]
 
@@ -58,7 +73,7 @@ public struct DERWriter: Sendable {
     /// Appends a complete element with the given content octets.
     public mutating func append(_ identifier: ASN1Identifier, content: some Collection<UInt8>) {
         appendIdentifier(identifier)
-        bytes.append(contentsOf: DERWriter.lengthOctets(content.count))
+        bytes.append(contentsOf: ASN1Writer.lengthOctets(content.count))
         bytes.append(contentsOf: content)
     }
 
@@ -69,41 +84,26 @@ public struct DERWriter: Sendable {
 
     /// Appends a constructed element whose children `body` writes (definite length).
     public mutating func appendConstructed<E: Error>(
-        _ identifier: ASN1Identifier, _ body: (inout DERWriter) throws(E) -> Void
+        _ identifier: ASN1Identifier, _ body: (inout ASN1Writer) throws(E) -> Void
     ) throws(E) {
         appendIdentifier(identifier.asConstructed)
         let contentStart = bytes.count
         try body(&self)
         let length = bytes.count - contentStart
-        bytes.insert(contentsOf: DERWriter.lengthOctets(length), at: contentStart)
+        bytes.insert(contentsOf: ASN1Writer.lengthOctets(length), at: contentStart)
     }
 
     /// Appends a SEQUENCE.
-    public mutating func appendSequence<E: Error>(_ body: (inout DERWriter) throws(E) -> Void) throws(E) {
+    public mutating func appendSequence<E: Error>(_ body: (inout ASN1Writer) throws(E) -> Void) throws(E) {
         try appendConstructed(.sequence, body)
     }
 
     /// Appends a SET whose elements are sorted by their encodings, as DER requires for SET OF.
-    public mutating func appendSetOf<E: Error>(_ body: (inout DERWriter) throws(E) -> Void) throws(E) {
-        var inner = DERWriter()
+    public mutating func appendSetOf<E: Error>(_ body: (inout ASN1Writer) throws(E) -> Void) throws(E) {
+        var inner = ASN1Writer()
         try body(&inner)
-        let elements = DERWriter.splitElements(inner.bytes).sorted { $0.lexicographicallyPrecedes($1) }
+        let elements = ASN1Writer.splitElements(inner.bytes).sorted { $0.lexicographicallyPrecedes($1) }
         append(.set, content: elements.joined())
-    }
-
-    /// Appends a SET keeping the order `body` wrote (allowed in BER; Xcode receipts do this).
-    public mutating func appendUnsortedSet<E: Error>(_ body: (inout DERWriter) throws(E) -> Void) throws(E) {
-        try appendConstructed(.set, body)
-    }
-
-    /// Appends a constructed element with the BER indefinite length form and an end-of-contents marker.
-    public mutating func appendIndefinite<E: Error>(
-        _ identifier: ASN1Identifier, _ body: (inout DERWriter) throws(E) -> Void
-    ) throws(E) {
-        appendIdentifier(identifier.asConstructed)
-        bytes.append(0x80)
-        try body(&self)
-        bytes.append(contentsOf: [0, 0])
     }
 
     /// Appends an INTEGER with the minimal two's-complement encoding of `value`.
@@ -115,9 +115,7 @@ public struct DERWriter: Sendable {
             v = v >> 8
         }
         if !T.isSigned && (octets.first ?? 0) & 0x80 != 0 { octets.insert(0, at: 0) }
-        while octets.count >= 2,
-            (octets[0] == 0 && octets[1] & 0x80 == 0) || (octets[0] == 0xFF && octets[1] & 0x80 != 0)
-        {
+        while octets.count >= 2, DERFraming.isRedundantLeadingOctet(octets[0], before: octets[1]) {
             octets.removeFirst()
         }
         append(identifier, content: octets)
@@ -142,22 +140,9 @@ public struct DERWriter: Sendable {
         append(.objectIdentifier, content: oid.encodedContent)
     }
 
-    /// Appends an OCTET STRING. With `segmentSize`, writes the BER constructed form: an
-    /// indefinite-length OCTET STRING holding primitive segments of at most that many octets.
-    public mutating func appendOctetString(_ octets: some Collection<UInt8>, segmentSize: Int? = nil) {
-        guard let size = segmentSize, size > 0 else {
-            append(.octetString, content: octets)
-            return
-        }
-        appendIdentifier(ASN1Identifier.octetString.asConstructed)
-        bytes.append(0x80)
-        var rest = octets[...]
-        repeat {
-            let chunk = rest.prefix(size)
-            append(.octetString, content: chunk)
-            rest = rest.dropFirst(chunk.count)
-        } while !rest.isEmpty
-        bytes.append(contentsOf: [0, 0])
+    /// Appends an OCTET STRING (primitive).
+    public mutating func appendOctetString(_ octets: some Collection<UInt8>) {
+        append(.octetString, content: octets)
     }
 
     /// Appends a UTF8String.
@@ -166,28 +151,9 @@ public struct DERWriter: Sendable {
     /// Appends an IA5String (the caller supplies ASCII).
     public mutating func appendIA5String(_ string: String) { append(.ia5String, content: Array(string.utf8)) }
 
-    /// Appends a PrintableString (the caller supplies its character set).
-    public mutating func appendPrintableString(_ string: String) {
-        append(.printableString, content: Array(string.utf8))
-    }
-
     /// Appends a BIT STRING.
     public mutating func appendBitString(_ octets: some Collection<UInt8>, unusedBits: UInt8 = 0) {
         append(.bitString, content: [unusedBits] + Array(octets))
-    }
-
-    /// Appends a UTCTime (`YYMMDDhhmmssZ`) for an instant between 1950 and 2049.
-    public mutating func appendUTCTime(secondsSince1970 seconds: Int64) {
-        let iso = CivilCalendar.iso8601(secondsSince1970: seconds)
-        let digits = iso.utf8.filter { $0 >= 0x30 && $0 <= 0x39 }
-        append(.utcTime, content: Array(digits.dropFirst(2)) + [0x5A])
-    }
-
-    /// Appends a GeneralizedTime (`YYYYMMDDhhmmssZ`).
-    public mutating func appendGeneralizedTime(secondsSince1970 seconds: Int64) {
-        let iso = CivilCalendar.iso8601(secondsSince1970: seconds)
-        let digits = iso.utf8.filter { $0 >= 0x30 && $0 <= 0x39 }
-        append(.generalizedTime, content: Array(digits) + [0x5A])
     }
 
     /// Splits a concatenation of well-formed definite-length elements (written by this writer).
@@ -208,7 +174,39 @@ public struct DERWriter: Sendable {
     }
 }
 
-extension DERWriter {
+extension ASN1Writer where Rules == BasicWriterRules {
+    /// Appends a constructed element with the BER indefinite length form and an end-of-contents marker.
+    public mutating func appendIndefinite<E: Error>(
+        _ identifier: ASN1Identifier, _ body: (inout BERWriter) throws(E) -> Void
+    ) throws(E) {
+        appendIdentifier(identifier.asConstructed)
+        bytes.append(0x80)
+        try body(&self)
+        bytes.append(contentsOf: [0, 0])
+    }
+
+    /// Appends a SET keeping the order `body` wrote (BER; Xcode receipts do this). DER requires a
+    /// SET OF sorted: see ``ASN1Writer/appendSetOf(_:)``.
+    public mutating func appendUnsortedSet<E: Error>(_ body: (inout BERWriter) throws(E) -> Void) throws(E) {
+        try appendConstructed(.set, body)
+    }
+
+    /// Appends an OCTET STRING in the BER constructed form: an indefinite-length OCTET STRING
+    /// holding primitive segments of at most `segmentSize` octets (at least one segment; a size
+    /// below 1 counts as 1).
+    public mutating func appendSegmentedOctetString(_ octets: some Collection<UInt8>, segmentSize: Int) {
+        appendIndefinite(.octetString) { writer in
+            var rest = octets[...]
+            repeat {
+                let chunk = rest.prefix(max(segmentSize, 1))
+                writer.appendOctetString(chunk)
+                rest = rest.dropFirst(chunk.count)
+            } while !rest.isEmpty
+        }
+    }
+}
+
+extension ASN1Writer where Rules == DistinguishedWriterRules {
     /// Appends `element` re-encoded canonically: definite lengths, segmented strings joined into
     /// one primitive string, and (with `sortingSets`) the elements of every SET sorted as DER
     /// requires. Content inside OCTET STRINGs is copied as is.
