@@ -61,7 +61,7 @@ let package = Package(
         // Signature, chain and policy checks of app and transaction receipts; returns verdicts.
         .target(
             name: "ReceiptVerification",
-            dependencies: ["ASN1", "Internals", "Receipts", "ReceiptCrypto"],
+            dependencies: ["ASN1", "Internals", "JWS", "Receipts", "ReceiptCrypto"],
             // Apple's public roots and the StoreKit test certificate (see Anchors/PROVENANCE.md).
             resources: [.copy("Anchors")],
             swiftSettings: swiftSettings
@@ -161,6 +161,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptVerificationTests",
             dependencies: [
+                "JWS",
                 "JSON",
                 "ASN1", "CryptoBaselines", "Internals", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts", "TestSupport",
             ],

@@ -114,12 +114,15 @@ public struct SignerCertificate: Sendable {
 public struct VerificationRun: Sendable {
     /// The checks recorded so far, in order.
     public private(set) var checks: [VerificationCheck] = []
+    /// The validation time the caller asked for (nested verifications use it too).
+    public let requestedTime: ValidationTime
     let machinery: ChainMachinery
     /// The signer looked up or parsed last, with the chains the cache holds for it.
     var signerEntry: (key: ChainCache.Key?, chains: [ChainCache.ValidatedChain])?
 
-    init(machinery: ChainMachinery) {
+    init(machinery: ChainMachinery, requestedTime: ValidationTime) {
         self.machinery = machinery
+        self.requestedTime = requestedTime
         checks.reserveCapacity(24)
     }
 
@@ -275,8 +278,13 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
     ///   - cache: where parsed certificates and validated chains are kept; ``ChainCache/shared``
     ///     by default, nil to validate every time.
     public init(format: Format, anchors: TrustAnchors, cache: ChainCache? = .shared) {
+        self.init(format: format, machinery: ChainMachinery(anchors: anchors, cache: cache))
+    }
+
+    /// A verifier of `format` sharing another verifier's anchors, trust store and cache.
+    init(format: Format, machinery: ChainMachinery) {
         self.format = format
-        machinery = ChainMachinery(anchors: anchors, cache: cache)
+        self.machinery = machinery
     }
 
     /// Parses and verifies untrusted bytes.
@@ -304,7 +312,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
     func verify(parsed payload: Format.Payload, expecting expectations: Format.Expectations, at requestedTime: ValidationTime)
         -> Verdict<Format.Payload>
     {
-        var run = VerificationRun(machinery: machinery)
+        var run = VerificationRun(machinery: machinery, requestedTime: requestedTime)
         let format = format
         run.record(.parse, true, format.describe(payload))
         let anchorCount = machinery.anchors.certificates.count

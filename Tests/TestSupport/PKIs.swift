@@ -35,6 +35,18 @@ package enum PKIs {
         }
     }()
 
+    /// A PKI shaped like Apple's JWS PKI (P-384 root and intermediate, P-256 leaf, Apple's
+    /// markers), valid 2020-2050.
+    package static let jws = Result { () throws(CryptoError) in try TestPKI.jws() }
+    /// A second, unrelated JWS PKI (a forger's).
+    package static let otherJWS = Result { () throws(CryptoError) in try TestPKI.jws() }
+    /// A forger's JWS PKI whose root copies Apple Root CA - G3's name.
+    package static let rogueJWS = Result { () throws(CryptoError) in
+        try TestPKI.jws {
+            $0.rootSubject = [("CN", "Apple Root CA - G3"), ("OU", "Apple Certification Authority"), ("O", "Apple Inc."), ("C", "US")]
+        }
+    }
+
     /// A PKI shaped like the one that signed iOS 6 transaction receipts.
     package static let transactionReceipts = Result { () throws(CryptoError) in try TestPKI.transactionReceiptPKI() }
     /// A second, unrelated transaction-receipt PKI (a forger's).

@@ -1,0 +1,628 @@
+public import Foundation
+import Internals
+public import JWS
+public import ReceiptCrypto
+
+/// A JWS and the payload decoded from exactly its signed bytes.
+public struct SignedJWS<Value: AppStoreSignedPayload>: Sendable {
+    /// The token, split and decoded (its ``CompactJWS/signingInput`` is what the signature covers).
+    public let jws: CompactJWS
+    /// The payload decoded from the token's payload segment. Trust it only when the verdict it came
+    /// with is valid.
+    public let value: Value
+}
+
+/// What an App Store payload says that a verifier checks: the claims Apple's own verifier reads,
+/// and those this package adds. A claim a payload type does not carry is listed in ``carried``
+/// as absent, so an expectation about it is reported as unchecked rather than failed.
+public struct AppStoreClaims: Sendable {
+    /// The claims a payload type can carry.
+    public enum Kind: Sendable, Hashable {
+        /// `bundleId`.
+        case bundleIdentifier
+        /// `appAppleId`.
+        case appAppleId
+        /// `environment` (an app transaction's `receiptType`).
+        case environment
+        /// `appAccountToken`.
+        case appAccountToken
+        /// `deviceVerification` and `deviceVerificationNonce`.
+        case deviceVerification
+    }
+
+    /// The claims this payload type carries (whether or not this payload has a value for them).
+    public var carried: Set<Kind>
+    /// The bundle identifier.
+    public var bundleIdentifier: String?
+    /// The app's Apple id.
+    public var appAppleId: Int64?
+    /// The environment.
+    public var environment: Environment?
+    /// The app account token (a UUID string).
+    public var appAccountToken: String?
+    /// `deviceVerification`: base64 of SHA-384(nonce ‖ device verification id).
+    public var deviceVerification: String?
+    /// `deviceVerificationNonce` (a UUID string).
+    public var deviceVerificationNonce: String?
+    /// The date the payload says it was signed.
+    public var signedDate: JWSDate?
+
+    /// Creates claims.
+    public init(
+        carried: Set<Kind>, bundleIdentifier: String? = nil, appAppleId: Int64? = nil, environment: Environment? = nil,
+        appAccountToken: String? = nil, deviceVerification: String? = nil, deviceVerificationNonce: String? = nil,
+        signedDate: JWSDate? = nil
+    ) {
+        self.carried = carried
+        self.bundleIdentifier = bundleIdentifier
+        self.appAppleId = appAppleId
+        self.environment = environment
+        self.appAccountToken = appAccountToken
+        self.deviceVerification = deviceVerification
+        self.deviceVerificationNonce = deviceVerificationNonce
+        self.signedDate = signedDate
+    }
+}
+
+/// A JWS token nested in another payload (a notification's signed transaction, renewal info or app
+/// transaction), verified in the same call as the payload that carries it.
+public enum NestedToken: Sendable {
+    /// `data.signedTransactionInfo`.
+    case transaction(NestedJWS<JWSTransaction>)
+    /// `data.signedRenewalInfo`.
+    case renewalInfo(NestedJWS<JWSRenewalInfo>)
+    /// `appData.signedAppTransactionInfo`.
+    case appTransaction(NestedJWS<AppTransaction>)
+}
+
+/// An App Store JWS payload type the verifier knows how to check.
+public protocol AppStoreSignedPayload: JWSPayload {
+    /// What the payload is, for messages (`transaction`).
+    static var payloadName: String { get }
+    /// What ``ValidationTime/signedDate`` means for this type, for messages (`the signedDate`).
+    static var validationDateName: String { get }
+    /// The date ``ValidationTime/signedDate`` means for this payload.
+    var validationDate: JWSDate? { get }
+    /// The claims the expectations are checked against.
+    var claims: AppStoreClaims { get }
+    /// The tokens nested in this payload, verified with it.
+    var nestedTokens: [NestedToken] { get }
+}
+
+extension AppStoreSignedPayload {
+    /// No nested tokens.
+    public var nestedTokens: [NestedToken] { [] }
+    /// `the signedDate`.
+    public static var validationDateName: String { "the signedDate" }
+}
+
+extension JWSTransaction: AppStoreSignedPayload {
+    /// `transaction`.
+    public static var payloadName: String { "transaction" }
+    /// `signedDate`.
+    public var validationDate: JWSDate? { signedDate }
+    /// Bundle id, environment, app account token and device verification.
+    public var claims: AppStoreClaims {
+        AppStoreClaims(
+            carried: [.bundleIdentifier, .environment, .appAccountToken, .deviceVerification], bundleIdentifier: bundleId,
+            environment: environment, appAccountToken: appAccountToken, deviceVerification: deviceVerification,
+            deviceVerificationNonce: deviceVerificationNonce, signedDate: signedDate)
+    }
+}
+
+extension JWSRenewalInfo: AppStoreSignedPayload {
+    /// `renewal info`.
+    public static var payloadName: String { "renewal info" }
+    /// `signedDate`.
+    public var validationDate: JWSDate? { signedDate }
+    /// Environment, app account token and device verification (renewal info names no bundle id,
+    /// so it cannot be tied to an app by itself: verify it with its transaction).
+    public var claims: AppStoreClaims {
+        AppStoreClaims(
+            carried: [.environment, .appAccountToken, .deviceVerification], environment: environment, appAccountToken: appAccountToken,
+            deviceVerification: deviceVerification, deviceVerificationNonce: deviceVerificationNonce, signedDate: signedDate)
+    }
+}
+
+extension AppTransaction: AppStoreSignedPayload {
+    /// `app transaction`.
+    public static var payloadName: String { "app transaction" }
+    /// `the receiptCreationDate`.
+    public static var validationDateName: String { "the receiptCreationDate" }
+    /// `receiptCreationDate`, as Apple's verifier uses.
+    public var validationDate: JWSDate? { receiptCreationDate }
+    /// Bundle id, app Apple id, `receiptType` as the environment, and device verification.
+    public var claims: AppStoreClaims {
+        AppStoreClaims(
+            carried: [.bundleIdentifier, .appAppleId, .environment, .deviceVerification], bundleIdentifier: bundleId,
+            appAppleId: appAppleId, environment: receiptType, deviceVerification: deviceVerification,
+            deviceVerificationNonce: deviceVerificationNonce, signedDate: receiptCreationDate)
+    }
+}
+
+extension NotificationPayload: AppStoreSignedPayload {
+    /// `notification`.
+    public static var payloadName: String { "notification" }
+    /// `the signedDate (or, for early-2022 notifications that have none, the signed transaction's)`.
+    public static var validationDateName: String { "the signedDate" }
+
+    /// `signedDate`; for early-2022 notifications that carry none, the `signedDate` of the signed
+    /// transaction they carry (the same signature covers that token's text).
+    public var validationDate: JWSDate? {
+        if let signedDate { return signedDate }
+        return (try? data?.signedTransactionInfo?.decodeUnverified())?.signedDate
+    }
+
+    /// Bundle id, app Apple id and environment, from `data`, `summary`, `externalPurchaseToken`
+    /// (sandbox when its id starts with `SANDBOX`, production otherwise) or `appData`.
+    public var claims: AppStoreClaims {
+        let carried: Set<AppStoreClaims.Kind> = [.bundleIdentifier, .appAppleId, .environment]
+        if let data {
+            return AppStoreClaims(
+                carried: carried, bundleIdentifier: data.bundleId, appAppleId: data.appAppleId, environment: data.environment,
+                signedDate: signedDate)
+        }
+        if let summary {
+            return AppStoreClaims(
+                carried: carried, bundleIdentifier: summary.bundleId, appAppleId: summary.appAppleId, environment: summary.environment,
+                signedDate: signedDate)
+        }
+        if let token = externalPurchaseToken {
+            let environment: Environment? = token.externalPurchaseId.map { $0.hasPrefix("SANDBOX") ? .sandbox : .production }
+            return AppStoreClaims(
+                carried: carried, bundleIdentifier: token.bundleId, appAppleId: token.appAppleId, environment: environment,
+                signedDate: signedDate)
+        }
+        if let appData {
+            return AppStoreClaims(
+                carried: carried, bundleIdentifier: appData.bundleId, appAppleId: appData.appAppleId, environment: appData.environment,
+                signedDate: signedDate)
+        }
+        return AppStoreClaims(carried: carried, signedDate: signedDate)
+    }
+
+    /// `data.signedTransactionInfo`, `data.signedRenewalInfo` and `appData.signedAppTransactionInfo`.
+    public var nestedTokens: [NestedToken] {
+        var tokens: [NestedToken] = []
+        if let token = data?.signedTransactionInfo { tokens.append(.transaction(token)) }
+        if let token = data?.signedRenewalInfo { tokens.append(.renewalInfo(token)) }
+        if let token = appData?.signedAppTransactionInfo { tokens.append(.appTransaction(token)) }
+        return tokens
+    }
+}
+
+/// What an App Store JWS must say, beyond being validly signed. Every property left `nil` is not
+/// checked and is listed in ``Verdict/unchecked``; an expectation about a claim the payload type
+/// does not carry (a bundle id of renewal info) is listed there too.
+public struct JWSExpectations: Sendable, Hashable {
+    /// The bundle identifier, compared exactly.
+    public var bundleIdentifier: String?
+    /// The app's Apple id, checked on production payloads only, as Apple does (sandbox and Xcode
+    /// payloads carry none or a placeholder).
+    public var appAppleId: Int64?
+    /// The environments allowed (`Production`, `Sandbox`, `Xcode`, `LocalTesting`), compared
+    /// without regard to case.
+    public var environments: Set<Environment>?
+    /// The most seconds the signed date may lie before the validation time.
+    public var maximumAge: TimeInterval?
+    /// The most seconds the signed date may lie after the validation time.
+    public var maximumFutureSkew: TimeInterval?
+    /// The device verification id (a UUID, any case) the payload's `deviceVerification` must be
+    /// bound to: base64(SHA-384(lower-cased nonce ‖ lower-cased id)).
+    public var deviceVerificationID: String?
+    /// The app account token (a UUID, any case) the payload must carry.
+    public var appAccountToken: String?
+
+    /// Creates expectations; every argument defaults to "not checked".
+    public init(
+        bundleIdentifier: String? = nil, appAppleId: Int64? = nil, environments: Set<Environment>? = nil,
+        maximumAge: TimeInterval? = nil, maximumFutureSkew: TimeInterval? = nil, deviceVerificationID: String? = nil,
+        appAccountToken: String? = nil
+    ) {
+        self.bundleIdentifier = bundleIdentifier
+        self.appAppleId = appAppleId
+        self.environments = environments
+        self.maximumAge = maximumAge
+        self.maximumFutureSkew = maximumFutureSkew
+        self.deviceVerificationID = deviceVerificationID
+        self.appAccountToken = appAccountToken
+    }
+
+    /// Checks nothing about the payload.
+    public static let none = JWSExpectations()
+}
+
+extension VerificationCheck.Name {
+    /// The JWS header's `alg` is `ES256`.
+    public static let algorithm = VerificationCheck.Name(rawValue: "algorithm")
+    /// The JWS header's `x5c` holds the number of certificates the policy's chain has (3 for the
+    /// App Store, 1 for Xcode).
+    public static let certificateCount = VerificationCheck.Name(rawValue: "certificateCount")
+    /// The payload's `appAppleId` equals the expected one (production payloads).
+    public static let appAppleId = VerificationCheck.Name(rawValue: "appAppleId")
+    /// The signed date lies within the allowed age before, and skew after, the validation time.
+    public static let signedDate = VerificationCheck.Name(rawValue: "signedDate")
+    /// `deviceVerification` binds the payload to the expected device.
+    public static let deviceVerification = VerificationCheck.Name(rawValue: "deviceVerification")
+    /// `appAccountToken` equals the expected one.
+    public static let appAccountToken = VerificationCheck.Name(rawValue: "appAccountToken")
+    /// A notification's `data.signedTransactionInfo` verifies (same anchors, policy and time).
+    public static let signedTransactionInfo = VerificationCheck.Name(rawValue: "signedTransactionInfo")
+    /// A notification's `data.signedRenewalInfo` verifies.
+    public static let signedRenewalInfo = VerificationCheck.Name(rawValue: "signedRenewalInfo")
+    /// A notification's `appData.signedAppTransactionInfo` verifies.
+    public static let signedAppTransactionInfo = VerificationCheck.Name(rawValue: "signedAppTransactionInfo")
+    /// The nested tokens agree with the payload that carries them (bundle id, environment) and
+    /// with each other (the renewal info's `originalTransactionId` is the transaction's).
+    public static let nestedAgreement = VerificationCheck.Name(rawValue: "nestedAgreement")
+}
+
+/// App Store signed data (StoreKit 2 transactions, renewal info, app transactions, App Store
+/// Server Notifications V2) as a ``SignedFormat``: a compact JWS whose header `x5c` carries the
+/// chain and whose ES256 signature covers exactly `header.payload` as it appears in the token.
+///
+/// The format's own checks: `alg` is ES256 → `x5c` holds as many certificates as the policy's
+/// chain (3 for ``VerificationPolicy/appStore``: leaf, intermediate, root; 1 for
+/// ``VerificationPolicy/xcode``) → the leaf parses → its key is P-256 → the 64-byte `r ‖ s`
+/// signature verifies over the signing input. The chain is then built from the leaf through the
+/// certificates between it and the last one (never the last: the root a token carries is not
+/// trusted; the chain must end at a pinned anchor) and the policy applies, as for every format.
+/// A notification's nested tokens are verified in the same call, with the same anchors, policy
+/// and validation time, and must agree with it.
+public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
+    /// The chain policy (``VerificationPolicy/appStore`` or ``VerificationPolicy/xcode``).
+    public var policy: VerificationPolicy
+    /// Bounds applied while reading tokens.
+    public var limits: JWSLimits
+    /// An optional memo of parsed headers (Apple's headers repeat for months).
+    public var headerCache: JWSHeaderCache?
+
+    /// Creates the format.
+    public init(policy: VerificationPolicy = .appStore, limits: JWSLimits = .default, headerCache: JWSHeaderCache? = nil) {
+        self.policy = policy
+        self.limits = limits
+        self.headerCache = headerCache
+    }
+
+    /// The number of `x5c` certificates the policy requires: its ``ChainLengthPolicy`` length, or
+    /// nil when it sets none (then any non-empty chain is read).
+    var requiredCertificateCount: Int? {
+        policy.chainPolicies.lazy.compactMap { ($0 as? ChainLengthPolicy)?.length }.first
+    }
+
+    /// A compact JWS (whitespace around it allowed) or a notification body `{"signedPayload": …}`,
+    /// whose payload decodes as `Value`.
+    public func parse(_ bytes: [UInt8]) -> Result<SignedJWS<Value>, FormatParseFailure> {
+        let input: SignedDataInput?
+        do throws(JWSError) {
+            input = try SignedDataInput.detect(bytes, limits: limits)
+        } catch {
+            return .failure(FormatParseFailure("not a JWS: \(error)"))
+        }
+        guard let input else { return .failure(FormatParseFailure("not a compact JWS or a notification body")) }
+        var jws = input.jws
+        if headerCache != nil, case .token = input {
+            // Re-split through the cache (detection trims whitespace; a token as given is common).
+            if let cached = try? CompactJWS(jws.token, limits: limits, headerCache: headerCache) { jws = cached }
+        }
+        do throws(JWSError) {
+            return .success(SignedJWS(jws: jws, value: try jws.decodeUnverifiedPayload(as: Value.self)))
+        } catch {
+            return .failure(FormatParseFailure("the payload is not a \(Value.payloadName): \(error)"))
+        }
+    }
+
+    /// `JWS (ES256, 3 certificates) with a 548-byte transaction`.
+    public func describe(_ signed: SignedJWS<Value>) -> String {
+        let count = signed.jws.header.certificateChain?.count ?? 0
+        return
+            "JWS (\(signed.jws.header.algorithm), \(count) certificate\(count == 1 ? "" : "s")) with a \(signed.jws.unverifiedPayload.count)-byte \(Value.payloadName)"
+    }
+
+    /// ``AppStoreSignedPayload/validationDate``.
+    public func signedDate(of signed: SignedJWS<Value>) -> Date? { signed.value.validationDate?.date }
+
+    /// `the signedDate` (an app transaction: `the receiptCreationDate`).
+    public var signedDateName: String { Value.validationDateName }
+
+    /// Algorithm, certificate count, signer certificate, key and signature.
+    public var requiredChecks: [VerificationCheck.Name] { [.algorithm, .certificateCount, .signerCertificate, .signerKey, .signature] }
+
+    /// The header, the leaf and the ES256 signature.
+    public func checkSignature(of signed: SignedJWS<Value>, in run: inout VerificationRun) -> SignedBy? {
+        let header = signed.jws.header
+        let algorithm = header.algorithm
+        guard algorithm == .es256 else {
+            run.record(.algorithm, false, "the header's alg is \"\(algorithm)\"; App Store JWS are ES256")
+            return nil
+        }
+        run.record(.algorithm, true, "ES256")
+
+        let chain = header.certificateChain ?? []
+        let count = chain.count
+        let required = requiredCertificateCount
+        guard count > 0, required.map({ count == $0 }) ?? true, let leafDER = chain.first else {
+            let wanted = required.map { "exactly \($0)" } ?? "at least one"
+            run.record(
+                .certificateCount, false,
+                header.certificateChain == nil
+                    ? "the header has no x5c"
+                    : "x5c holds \(count) certificate\(count == 1 ? "" : "s"); the \(policy.name) policy needs \(wanted)"
+            )
+            return nil
+        }
+        run.record(.certificateCount, true, "\(count) certificate\(count == 1 ? "" : "s") in x5c")
+
+        let leaf: SignerCertificate
+        switch run.signerCertificate(leafDER[...]) {
+        case .failure(let error):
+            run.record(.signerCertificate, false, "x5c[0] does not parse: \(error.reason)")
+            return nil
+        case .success(let parsed):
+            leaf = parsed
+        }
+        run.record(.signerCertificate, true, "x5c[0]: \(leaf.label)")
+        guard let key = leaf.publicKey, key.ecCoordinateByteCount == 32 else {
+            let described = leaf.publicKey.map { "\($0.kind)" } ?? "undecodable"
+            run.record(.signerKey, false, "the leaf key is \(described); ES256 needs P-256")
+            return nil
+        }
+        run.record(.signerKey, true, "EC P-256")
+
+        let signature = signed.jws.signature
+        let verified = key.verify(rawECDSASignature: signature[...], over: signed.jws.signingInput, digest: .sha256)
+        let inputCount = signed.jws.signingInput.count
+        let signatureCount = signature.count
+        run.record(
+            .signature, verified,
+            verified
+                ? "ES256 over the \(inputCount)-byte signing input verified with the leaf's key"
+                : signatureCount == 64
+                    ? "the ES256 signature does not verify with the leaf's key"
+                    : "the signature is \(signatureCount) bytes; ES256 is 64 (r ‖ s)"
+        )
+        // Candidates: what lies between the leaf and the last certificate (the root the token
+        // carries is never used: the chain must end at a pinned anchor).
+        let intermediates = count > 2 ? chain[1..<(count - 1)].map { $0[...] } : []
+        return SignedBy(signer: leaf, intermediates: intermediates, policy: policy, signature: SignatureSummary(algorithm: .ecdsa(.sha256)))
+    }
+
+    /// The claims, freshness, device binding, account token and nested tokens.
+    public func check(_ expectations: JWSExpectations, of signed: SignedJWS<Value>, at time: Date?, in run: inout VerificationRun)
+        -> [VerificationCheck.Name]
+    {
+        let claims = signed.value.claims
+        var unchecked = JWSClaimChecks.check(expectations, claims, payloadName: Value.payloadName, at: time, in: &run)
+        let nested = signed.value.nestedTokens
+        if !nested.isEmpty {
+            JWSClaimChecks.verifyNested(nested, outer: claims, format: self, expectations: expectations, in: &run)
+        }
+        unchecked.sort { $0.rawValue < $1.rawValue }
+        return unchecked
+    }
+}
+
+/// The expectation checks every JWS payload type shares.
+enum JWSClaimChecks {
+    static func check(
+        _ expectations: JWSExpectations, _ claims: AppStoreClaims, payloadName: String, at time: Date?, in run: inout VerificationRun
+    ) -> [VerificationCheck.Name] {
+        var unchecked: [VerificationCheck.Name] = []
+        // Bundle id.
+        if let expected = expectations.bundleIdentifier, claims.carried.contains(.bundleIdentifier) {
+            let actual = claims.bundleIdentifier
+            run.record(
+                .bundleIdentifier, actual == expected,
+                actual == expected
+                    ? expected
+                    : "the \(payloadName) is for \(VerificationText.quoted(actual)), expected \(VerificationText.quoted(expected))")
+        } else {
+            unchecked.append(.bundleIdentifier)
+        }
+        // Environment.
+        let environment = claims.environment
+        if let allowed = expectations.environments, claims.carried.contains(.environment) {
+            let ok = environment.map { value in allowed.contains { $0.rawValue.lowercased() == value.rawValue.lowercased() } } ?? false
+            let names = allowed.map(\.rawValue).sorted().joined(separator: ", ")
+            run.record(
+                .environment, ok,
+                ok
+                    ? environment?.rawValue ?? ""
+                    : environment.map { "the \(payloadName) is for \($0.rawValue), allowed: \(names)" }
+                        ?? "the \(payloadName) names no environment, allowed: \(names)")
+        } else {
+            unchecked.append(.environment)
+        }
+        // App Apple id, on production payloads only.
+        if let expected = expectations.appAppleId, claims.carried.contains(.appAppleId),
+            environment?.rawValue.lowercased() == Environment.production.rawValue.lowercased()
+        {
+            let actual = claims.appAppleId
+            run.record(
+                .appAppleId, actual == expected,
+                actual == expected
+                    ? "\(expected)" : "the \(payloadName) is for app \(actual.map(String.init) ?? "(none)"), expected \(expected)")
+        } else {
+            unchecked.append(.appAppleId)
+        }
+        // Freshness.
+        if expectations.maximumAge != nil || expectations.maximumFutureSkew != nil {
+            if let signed = claims.signedDate?.date, let time {
+                let age = time.timeIntervalSince(signed)
+                var problems: [String] = []
+                if let maximum = expectations.maximumAge, age > maximum {
+                    problems.append("signed \(Int(age)) s before the validation time, more than \(Int(maximum)) s")
+                }
+                if let skew = expectations.maximumFutureSkew, -age > skew {
+                    problems.append("signed \(Int(-age)) s after the validation time, more than \(Int(skew)) s")
+                }
+                let text = VerificationText.rfc3339(signed)
+                let found = problems
+                run.record(.signedDate, found.isEmpty, found.isEmpty ? "signed \(text)" : found.joined(separator: "; "))
+            } else {
+                run.record(
+                    .signedDate, false,
+                    time == nil ? "no validation time to compare the signed date with" : "the \(payloadName) has no signedDate")
+            }
+        } else {
+            unchecked.append(.signedDate)
+        }
+        // Device verification.
+        if let id = expectations.deviceVerificationID, claims.carried.contains(.deviceVerification) {
+            if let nonce = claims.deviceVerificationNonce, let actual = claims.deviceVerification {
+                let expected = deviceVerification(nonce: nonce, id: id)
+                run.record(
+                    .deviceVerification, expected == actual,
+                    expected == actual
+                        ? "bound to device \(id.lowercased())" : "deviceVerification does not match the device \(id.lowercased())")
+            } else {
+                run.record(.deviceVerification, false, "the \(payloadName) has no deviceVerification and nonce")
+            }
+        } else {
+            unchecked.append(.deviceVerification)
+        }
+        // App account token.
+        if let expected = expectations.appAccountToken, claims.carried.contains(.appAccountToken) {
+            let actual = claims.appAccountToken
+            let ok = actual?.lowercased() == expected.lowercased()
+            run.record(
+                .appAccountToken, ok,
+                ok
+                    ? expected.lowercased()
+                    : "the \(payloadName)'s appAccountToken is \(VerificationText.quoted(actual)), expected \(expected.lowercased())")
+        } else {
+            unchecked.append(.appAccountToken)
+        }
+        return unchecked
+    }
+
+    /// base64(SHA-384(lower-cased nonce ‖ lower-cased device verification id)), as Apple documents.
+    static func deviceVerification(nonce: String, id: String) -> String? {
+        guard let digest = try? Digest.hash(.sha384, Array((nonce.lowercased() + id.lowercased()).utf8)) else { return nil }
+        return Base64.encode(digest)
+    }
+
+    /// Verifies each nested token with the same machinery, policy, limits and requested time,
+    /// records one check per token, then their agreement with the outer payload.
+    static func verifyNested<Outer: AppStoreSignedPayload>(
+        _ tokens: [NestedToken], outer: AppStoreClaims, format: JWSFormat<Outer>, expectations: JWSExpectations,
+        in run: inout VerificationRun
+    ) {
+        var transaction: JWSTransaction?
+        var renewal: JWSRenewalInfo?
+        var problems: [String] = []
+        func agree(_ name: String, _ inner: AppStoreClaims) {
+            if inner.carried.contains(.bundleIdentifier), let a = inner.bundleIdentifier, let b = outer.bundleIdentifier, a != b {
+                problems.append("the \(name) is for \(a), the notification for \(b)")
+            }
+            if let a = inner.environment, let b = outer.environment, a.rawValue.lowercased() != b.rawValue.lowercased() {
+                problems.append("the \(name) is in \(a.rawValue), the notification in \(b.rawValue)")
+            }
+        }
+        for token in tokens {
+            switch token {
+            case .transaction(let nested):
+                let verdict = nestedVerdict(nested, format: format, in: &run)
+                record(.signedTransactionInfo, verdict, in: &run)
+                if let value = verdict.payload?.value {
+                    transaction = value
+                    agree("signed transaction", value.claims)
+                }
+            case .renewalInfo(let nested):
+                let verdict = nestedVerdict(nested, format: format, in: &run)
+                record(.signedRenewalInfo, verdict, in: &run)
+                if let value = verdict.payload?.value {
+                    renewal = value
+                    agree("signed renewal info", value.claims)
+                }
+            case .appTransaction(let nested):
+                let verdict = nestedVerdict(nested, format: format, in: &run)
+                record(.signedAppTransactionInfo, verdict, in: &run)
+                if let value = verdict.payload?.value { agree("signed app transaction", value.claims) }
+            }
+        }
+        if let transaction, let renewal, let a = renewal.originalTransactionId, let b = transaction.originalTransactionId, a != b {
+            problems.append("the renewal info is for original transaction \(a), the transaction for \(b)")
+        }
+        let count = tokens.count
+        let found = problems
+        run.record(
+            .nestedAgreement, found.isEmpty,
+            found.isEmpty ? "\(count) nested token\(count == 1 ? "" : "s") agree with the notification" : found.joined(separator: "; "))
+    }
+
+    static func nestedVerdict<Inner: AppStoreSignedPayload, Outer: AppStoreSignedPayload>(
+        _ nested: NestedJWS<Inner>, format: JWSFormat<Outer>, in run: inout VerificationRun
+    ) -> Verdict<SignedJWS<Inner>> {
+        let verifier = SignedDataVerifier(
+            format: JWSFormat<Inner>(policy: format.policy, limits: format.limits, headerCache: format.headerCache),
+            machinery: run.machinery)
+        return verifier.verify(Array(nested.token.utf8), expecting: .none, at: run.requestedTime)
+    }
+
+    static func record<Inner>(_ name: VerificationCheck.Name, _ verdict: Verdict<SignedJWS<Inner>>, in run: inout VerificationRun) {
+        if verdict.isValid {
+            let time = verdict.validationTime.map { " at \(VerificationText.rfc3339($0))" } ?? ""
+            run.record(name, true, "verified (\(verdict.checks.count) checks\(time))")
+        } else {
+            let failure = verdict.firstFailure
+            run.record(name, false, failure.map { "\($0.name): \($0.reason)" } ?? "a required check did not run")
+        }
+    }
+}
+
+/// App Store transaction verification: the machinery configured with ``JWSFormat`` of
+/// `JWSTransaction`.
+public typealias JWSTransactionVerifier = SignedDataVerifier<JWSFormat<JWSTransaction>>
+/// Renewal info verification.
+public typealias JWSRenewalInfoVerifier = SignedDataVerifier<JWSFormat<JWSRenewalInfo>>
+/// App transaction verification.
+public typealias AppTransactionVerifier = SignedDataVerifier<JWSFormat<AppTransaction>>
+/// App Store Server Notification V2 verification (nested tokens included).
+public typealias NotificationVerifier = SignedDataVerifier<JWSFormat<NotificationPayload>>
+
+extension SignedDataVerifier {
+    /// A JWS verifier that trusts exactly `anchors` under `policy`.
+    public init<Value: AppStoreSignedPayload>(
+        anchors: TrustAnchors, policy: VerificationPolicy = .appStore, cache: ChainCache? = .shared, limits: JWSLimits = .default,
+        headerCache: JWSHeaderCache? = nil
+    ) where Format == JWSFormat<Value> {
+        self.init(format: JWSFormat(policy: policy, limits: limits, headerCache: headerCache), anchors: anchors, cache: cache)
+    }
+
+    /// A JWS verifier that trusts exactly `anchors` (parsed certificates) under `policy`.
+    public init<Value: AppStoreSignedPayload>(
+        anchors: [Certificate], policy: VerificationPolicy = .appStore, cache: ChainCache? = .shared, limits: JWSLimits = .default,
+        headerCache: JWSHeaderCache? = nil
+    ) where Format == JWSFormat<Value> {
+        self.init(anchors: TrustAnchors(anchors), policy: policy, cache: cache, limits: limits, headerCache: headerCache)
+    }
+
+    /// A JWS verifier for the App Store: the bundled Apple roots (Apple Root CA - G3 signs every
+    /// JWS) and ``VerificationPolicy/appStore``.
+    /// - Throws: ``TrustAnchorError`` when a bundled anchor is missing or altered.
+    public static func appStoreJWS<Value: AppStoreSignedPayload>(cache: ChainCache? = .shared, headerCache: JWSHeaderCache? = nil)
+        throws(TrustAnchorError) -> SignedDataVerifier<JWSFormat<Value>> where Format == JWSFormat<Value>
+    {
+        SignedDataVerifier<JWSFormat<Value>>(
+            anchors: try TrustAnchors.appleRoots, policy: .appStore, cache: cache, headerCache: headerCache)
+    }
+
+    /// Verifies a token with no expectations.
+    public func verify<Value: AppStoreSignedPayload>(_ bytes: [UInt8], at time: ValidationTime = .signedDate) -> Verdict<SignedJWS<Value>>
+    where Format == JWSFormat<Value> {
+        verify(bytes, expecting: .none, at: time)
+    }
+
+    /// Verifies a token given as text.
+    public func verify<Value: AppStoreSignedPayload>(
+        token: String, expecting expectations: JWSExpectations = .none, at time: ValidationTime = .signedDate
+    ) -> Verdict<SignedJWS<Value>> where Format == JWSFormat<Value> {
+        verify(Array(token.utf8), expecting: expectations, at: time)
+    }
+}
+
+extension Verdict {
+    /// The decoded payload of a JWS verdict (``SignedJWS/value``); trust it only when ``isValid``.
+    public func value<Value>() -> Value? where Payload == SignedJWS<Value> { payload?.value }
+}
