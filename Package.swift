@@ -198,6 +198,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ReceiptToolTests", dependencies: ["JSON", "TestSupport", "receipt-tool"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptToolTests", dependencies: ["JSON", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport", "receipt-tool"],
+            swiftSettings: swiftSettings),
     ]
 )

@@ -118,34 +118,30 @@ func loadCertificates(_ path: String) throws(ToolFailure) -> [Certificate] {
     return certificates
 }
 
-/// The iTunes Store CA that issues the signers of iOS 6 transaction receipts: the one certificate
-/// in `--itunes-ca FILE`, or the bundled copy.
-func iTunesStoreCA(_ args: Arguments) throws(ToolFailure) -> Certificate {
-    if let path = args.value("--itunes-ca") {
+/// A pinned intermediate for iOS 6 transaction receipts: the one certificate in the file the
+/// option names, or the bundled copy.
+func pinnedIntermediate(_ args: Arguments, option: String, bundled: BundledAnchor) throws(ToolFailure) -> Certificate {
+    if let path = args.value(option) {
         let certificates = try loadCertificates(path)
         guard certificates.count == 1, let only = certificates.first else {
-            throw ToolFailure("\(path): --itunes-ca needs exactly one certificate, found \(certificates.count)")
+            throw ToolFailure("\(path): \(option) needs exactly one certificate, found \(certificates.count)")
         }
         return only
     }
     do throws(TrustAnchorError) {
-        return try BundledAnchors.appleITunesStoreCA
+        return try BundledAnchors.certificate(bundled)
     } catch {
-        throw ToolFailure("cannot load the bundled Apple iTunes Store CA: \(error)")
+        throw ToolFailure("cannot load the bundled \(bundled): \(error)")
     }
 }
 
-/// The verifier of iOS 6 transaction receipts: the version-2 intermediate from `--itunes-ca` (or
-/// the bundled Apple iTunes Store CA), the bundled Apple WWDR CA 2013 for version 3, and `anchors`.
+/// The verifier of iOS 6 transaction receipts: version-2 blobs through the intermediate in
+/// `--itunes-ca` (default: the bundled Apple iTunes Store CA), version-3 blobs through the one in
+/// `--wwdr-ca` (default: the bundled Apple WWDR CA of 2013), both to `anchors`.
 func transactionReceiptVerifier(_ args: Arguments, anchors: TrustAnchors) throws(ToolFailure) -> TransactionReceiptVerifier {
-    let intermediate = try iTunesStoreCA(args)
-    let version3: Certificate
-    do throws(TrustAnchorError) {
-        version3 = try BundledAnchors.appleWWDRCA2013
-    } catch {
-        throw ToolFailure("cannot load the bundled Apple WWDR CA (2013): \(error)")
-    }
-    return TransactionReceiptVerifier(intermediate: intermediate, version3Intermediate: version3, anchors: anchors)
+    TransactionReceiptVerifier(
+        intermediate: try pinnedIntermediate(args, option: "--itunes-ca", bundled: .appleITunesStoreCA),
+        version3Intermediate: try pinnedIntermediate(args, option: "--wwdr-ca", bundled: .appleWWDRCA2013), anchors: anchors)
 }
 
 /// Lowercase hex of bytes, shortened to `limit` bytes with an ellipsis.

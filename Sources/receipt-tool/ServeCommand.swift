@@ -13,7 +13,7 @@ enum ServeCommand {
         summary: "Answer POST /verifyReceipt like Apple did, verifying receipts offline.",
         help: """
             USAGE: receipt-tool serve [--host <address>] [--port <n>] [--environment production|sandbox]
-                                      [--anchor <anchor>]... [--itunes-ca <file>] [--shared-secret <secret>]
+                                      [--anchor <anchor>]... [--itunes-ca <file>] [--wwdr-ca <file>] [--shared-secret <secret>]
                                       [--at creation|now|<date>] [--max-connections <n>]
                                       [--max-body-bytes <n>] [--request-timeout <seconds>] [--quiet]
 
@@ -29,7 +29,10 @@ enum ServeCommand {
                                       DER or PEM. Default: apple. Transaction receipts chain to the
                                       same anchors.
               --itunes-ca <file>      The intermediate pinned for iOS 6 transaction receipts
-                                      (default: the bundled Apple iTunes Store CA).
+                                      with version-2 signatures (default: the bundled Apple
+                                      iTunes Store CA).
+              --wwdr-ca <file>        The intermediate pinned for version-3 signatures (default:
+                                      the bundled Apple WWDR CA of 2013).
               --shared-secret <s>     Require this "password" (21004 otherwise; subscriptions only
                                       when the request has none).
               --at <when>             Validation time of certificate chains: 'creation' (default:
@@ -52,7 +55,7 @@ enum ServeCommand {
         let args = try Arguments(
             arguments,
             valued: [
-                "--host", "--port", "--environment", "--anchor", "--itunes-ca", "--shared-secret", "--at", "--max-connections",
+                "--host", "--port", "--environment", "--anchor", "--itunes-ca", "--wwdr-ca", "--shared-secret", "--at", "--max-connections",
                 "--max-body-bytes", "--request-timeout",
             ],
             flagNames: ["--quiet"])

@@ -23,7 +23,7 @@ enum VerifyCommand {
             USAGE: receipt-tool verify <input>... [--bundle-id <id>] [--app-version <v>]
                                        [--device-id <uuid|mac>] [--environment <env> ...]
                                        [--anchor apple|xcode|<path> ...] [--policy appstore|xcode]
-                                       [--product-id <id> ...] [--itunes-ca <path>]
+                                       [--product-id <id> ...] [--itunes-ca <path>] [--wwdr-ca <path>]
                                        [--at creation|now|<date>] [--json] [--jobs <n>]
 
             ARGUMENTS:
@@ -51,10 +51,14 @@ enum VerifyCommand {
                                       purchase date), 'now', or a date (2026-11-29,
                                       2026-11-29T12:00:00Z).
               --product-id <id>       Transaction receipts: an allowed product-id (repeatable).
-              --itunes-ca <path>      Transaction receipts: the intermediate to pin instead of the
-                                      bundled Apple iTunes Store CA. They chain through it to the
-                                      anchors (the bundled Apple Inc. Root by default); --bundle-id
-                                      and --app-version check their bid and bvrs.
+              --itunes-ca <path>      Transaction receipts with version-2 signatures: the
+                                      intermediate to pin instead of the bundled Apple iTunes
+                                      Store CA. They chain through it to the anchors (the bundled
+                                      Apple Inc. Root by default); --bundle-id and --app-version
+                                      check their bid and bvrs.
+              --wwdr-ca <path>        Transaction receipts with version-3 signatures: the
+                                      intermediate to pin instead of the bundled Apple WWDR CA
+                                      (2013).
               --json                  One JSON object per receipt, one per line; the summary goes
                                       to standard error.
               --jobs <n>              Receipts verified at once (default: the number of cores).
@@ -72,7 +76,7 @@ enum VerifyCommand {
             arguments,
             valued: [
                 "--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs",
-                "--product-id", "--itunes-ca",
+                "--product-id", "--itunes-ca", "--wwdr-ca",
             ],
             flagNames: ["--json"])
         guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
