@@ -13,6 +13,7 @@ public enum JSONValue: Sendable, Equatable {
     /// Members in document order (duplicate keys are kept; ``subscript(_:)`` returns the first).
     case object([(String, JSONValue)])
 
+    /// Structural equality: the same kind, the same member order and the same number text.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
@@ -59,6 +60,7 @@ public enum JSONValue: Sendable, Equatable {
         public let offset: Int
         /// What was wrong.
         public let reason: String
+        /// `invalid JSON at offset N: reason`.
         public var description: String { "invalid JSON at offset \(offset): \(reason)" }
     }
 
