@@ -12,13 +12,15 @@
 # (apt-get install wrk).
 #
 # Usage: scripts/serve-throughput.sh [receipt.der]   (default: TestReceipts/base64encodedreceiptsample1.der)
-# Environment: ROUNDS (3), LINES (3000), DURATION (5s), CONNECTIONS (8), ENVIRONMENT (sandbox),
+# Environment: ROUNDS (3), COPIES (20000 arguments for the DER run), LINES (6000 JSON lines),
+#              DURATION (5s), CONNECTIONS (8), ENVIRONMENT (sandbox),
 #              TOOL (a receipt-tool binary to measure instead of this checkout's release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 receipt=${1:-TestReceipts/base64encodedreceiptsample1.der}
 rounds=${ROUNDS:-3}
-lines=${LINES:-3000}
+lines=${LINES:-6000}
+count=${COPIES:-20000}
 duration=${DURATION:-5s}
 connections=${CONNECTIONS:-8}
 environment=${ENVIRONMENT:-sandbox}
@@ -41,7 +43,7 @@ printf '{"receipt-data":"%s"}\n' "$(base64 -w0 "$receipt")" > "$work/body.json"
 for _ in $(seq "$lines"); do cat "$work/body.json"; done > "$work/lines.jsonl"
 cp "$receipt" "$work/receipt.der"
 copies=()
-for _ in $(seq "$lines"); do copies+=("$work/receipt.der"); done
+for _ in $(seq "$count"); do copies+=("$work/receipt.der"); done
 cat > "$work/post.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -60,8 +62,8 @@ in_process_der() {
     start=$(date +%s.%N)
     "$tool" verify "${copies[@]}" --jobs 2 --json > /dev/null 2> "$work/verify.err" || true
     end=$(date +%s.%N)
-    grep -q "$lines receipts: $lines valid" "$work/verify.err" || { cat "$work/verify.err" >&2; exit 1; }
-    rate "$lines" "$start" "$end"
+    grep -q "$count receipts: $count valid" "$work/verify.err" || { cat "$work/verify.err" >&2; exit 1; }
+    rate "$count" "$start" "$end"
 }
 
 in_process_json() {
