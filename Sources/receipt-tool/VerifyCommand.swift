@@ -27,8 +27,11 @@ enum VerifyCommand {
             ARGUMENTS:
               <input>       A receipt file (DER, BER, a legacy iOS 6 transaction receipt, base64
                             text of either, or a verifyReceipt request body),
-                            a directory (every file below it, in name order), or '-' for JSON lines
-                            on standard input, one {"receipt-data": "<base64>"} object per line.
+                            a directory (every file below it, in name order; entries that cannot
+                            be read, such as dangling links, link loops or FIFOs, are reported as
+                            unreadable), or '-' for JSON lines on standard input, one
+                            {"receipt-data": "<base64>"} object per line, read as they come.
+                            Each input (each line) may have up to 64 MiB.
 
             OPTIONS:
               --bundle-id <id>        The bundle identifier the receipt must name.
