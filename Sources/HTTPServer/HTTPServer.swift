@@ -606,7 +606,10 @@ struct HTTPConnection {
     /// Reads, without waiting, everything the socket already holds (up to the most one request
     /// may take): what a client sent before a stop is answered.
     mutating func drainArrived() {
-        let limit = config.maximumHeaderSize + config.maximumBodySize + (64 << 10)
+        // The sum saturates at Int.max (limits come from the configuration, which may be huge).
+        let limit = [config.maximumHeaderSize, config.maximumBodySize, 64 << 10].reduce(0) { total, part in
+            total.addingReportingOverflow(part).overflow ? Int.max : total + part
+        }
         while buffer.count < limit, case .data = receive() {}
     }
 
@@ -898,6 +901,8 @@ enum HTTPChunk {
     /// `*( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )`. A sign, inner spaces,
     /// `0x` or anything else is 400; a size over `maximum` is 413.
     static func size(_ line: [UInt8], maximum: Int) throws(HTTPRequestError) -> Int {
+        // Bounded well below Int.max, so that `value * 16 + 15` and `size + 2` cannot overflow.
+        let maximum = min(maximum, Int.max / 32)
         var index = 0
         var value = 0
         while index < line.count, let digit = hexValue(line[index]) {

@@ -110,7 +110,8 @@ package enum FileBytes {
     /// `maximumSize + 1`. A regular file's remaining size is checked before reading.
     /// - Throws: ``Failure``.
     package static func read(fileDescriptor fd: Int32, maximumSize: Int, regularFilesOnly: Bool = false) throws(Failure) -> [UInt8] {
-        let limit = max(0, maximumSize)
+        // At most Int.max - 1, so that `limit + 1` cannot overflow.
+        let limit = min(max(0, maximumSize), Int.max - 1)
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw failure(errno: errno) }
         let type = status.st_mode & S_IFMT
@@ -170,7 +171,7 @@ package enum FileBytes {
         /// A reader of `fd` (not closed by the reader).
         package init(fileDescriptor fd: Int32, maximumLineLength: Int) {
             self.fd = fd
-            self.maximumLineLength = max(0, maximumLineLength)
+            self.maximumLineLength = min(max(0, maximumLineLength), Int.max - 1)
         }
 
         /// The next line without its LF, or `nil` at the end of the input.
