@@ -88,7 +88,7 @@ let package = Package(
         // offline or through VerifyReceiptClient).
         .target(
             name: "RMStoreVerifiers",
-            dependencies: ["RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            dependencies: ["Internals", "RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
 

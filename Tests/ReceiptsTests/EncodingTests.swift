@@ -216,6 +216,24 @@ import Testing
         #expect(DeviceIdentifier("zz:ff:c2:1e:91:82") == nil)
         #expect(DeviceIdentifier("3B76A7BD8F5B-46A4-BCB1-CCE8DBD1B3CD") == nil)
     }
+
+    /// Strings are read and written in runs: escapes between, before and after runs, and a
+    /// kilobyte run, survive both ways.
+    @Test func jsonStringsRoundTripAroundEscapes() throws {
+        let long = String(repeating: "QUJD", count: 3000)
+        for text in ["", "plain", "\"", "a\"b\\c\u{1}d\ne\tf\rg", "\\end\\", "é😀\u{1F}", long + "\"" + long] {
+            var writer = JSONWriter(indent: 0)
+            writer.beginObject()
+            writer.string("k", text)
+            writer.endObject()
+            #expect(try JSONValue.parse(writer.output)["k"]?.stringValue == text, "\(text.prefix(20))")
+        }
+        var writer = JSONWriter(indent: 0)
+        writer.string("a\"b\u{1}")
+        #expect(writer.text == #""a\"b\u0001""#)
+        #expect(try JSONValue.parse(#""x\u00e9\ud83d\ude00y\/""#) == .string("xé😀y/"))
+        #expect(throws: JSONError.self) { try JSONValue.parse([0x22, 0x61, 0x0A, 0x22]) }
+    }
 }
 
 /// In-app attribute 1720: the cancellation reason, decoded on both parse paths, written back, and
