@@ -217,7 +217,7 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
     /// For auto-renewable subscriptions: when this period ends.
     public var expirationDate: Date?
     /// For auto-renewable subscriptions: the web order line item id. Real values are about 10^15,
-    /// so this is 64-bit (RMStore read it through a 32-bit int, RMSTORE.md §9.9).
+    /// so this is 64-bit (RMStore read it through a 32-bit int, Docs/StoreBehaviour.md §8.9).
     public var webOrderLineItemID: Int64?
     /// The legacy per-transaction receipt (iOS 6 `SKPaymentTransaction.transactionReceipt`): the
     /// signed, old-style property list the store attached to this transaction, as raw bytes.
@@ -357,7 +357,7 @@ public struct RestoreResult: Sendable {
     /// Transactions that went through the whole pipeline (verified, downloaded, persisted).
     public var restoredTransactions: [PaymentTransaction]
     /// Restored transactions that failed (verification, download or persistence), reported apart
-    /// so that a failed restore is never mistaken for a success (RMSTORE.md §9.3, #164).
+    /// so that a failed restore is never mistaken for a success (Docs/StoreBehaviour.md §8.3, #164).
     public var failedTransactions: [FailedTransaction]
 
     /// Creates a value.

@@ -1,4 +1,4 @@
-// The 14 notifications of RMStore (RMSTORE.md §3.1), their userInfo keys, typed accessors, and the
+// The 14 notifications of RMStore (Docs/StoreBehaviour.md §3.1), their userInfo keys, typed accessors, and the
 // Swift observer protocol.
 //
 // Unlike RMStore, the names are public. Every notification's `object` is the posting `Store`.
@@ -45,7 +45,7 @@ extension Notification.Name {
     /// `storeDownload`.
     public static let rmDownloadPaused = Notification.Name("RMSKDownloadPaused")
 
-    /// All 14 names, in the order of RMSTORE.md §3.1.
+    /// All 14 names, in the order of Docs/StoreBehaviour.md §3.1.
     public static let rmAllStoreNotifications: [Notification.Name] = [
         .rmProductsRequestFinished, .rmProductsRequestFailed,
         .rmPaymentTransactionFinished, .rmPaymentTransactionFailed, .rmPaymentTransactionDeferred,
@@ -55,7 +55,7 @@ extension Notification.Name {
     ]
 }
 
-/// The userInfo keys of the store's notifications (RMSTORE.md §3.2). Prefer the typed accessors of
+/// The userInfo keys of the store's notifications (Docs/StoreBehaviour.md §3.2). Prefer the typed accessors of
 /// `Notification.rm`.
 public enum StoreNotificationKey {
     /// `[String]`
