@@ -113,6 +113,7 @@ public struct SubscriptionPeriod: Sendable, Hashable, Codable, CustomStringConve
         return "P\(value)\(letter)"
     }
 
+    /// The ISO 8601 form, for example `P1M`.
     public var description: String { iso8601 }
 
     /// The date one period after `date`, computed in the Gregorian calendar in UTC (so that the
@@ -142,6 +143,7 @@ public struct PaymentID: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Wraps an existing value.
     public init(rawValue: UUID) { self.rawValue = rawValue }
 
+    /// The UUID in its usual upper-case text form.
     public var description: String { rawValue.uuidString }
 }
 
@@ -250,11 +252,13 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
         self.transactionReceipt = transactionReceipt
     }
 
+    /// The transaction identifier, as `Identifiable` requires.
     public var id: String { identifier }
 
     /// The product identifier of the payment.
     public var productIdentifier: String { payment.productIdentifier }
 
+    /// `PaymentTransaction(<identifier>, <state>, <product>)`, for logs.
     public var description: String {
         "PaymentTransaction(\(identifier), \(state.rawValue), \(payment.productIdentifier))"
     }
@@ -321,6 +325,7 @@ public struct Download: Sendable, Identifiable, CustomStringConvertible {
         self.error = error
     }
 
+    /// `Download(<id>, <state>, <progress>)`, for logs.
     public var description: String { "Download(\(id), \(state.rawValue), \(progress))" }
 }
 

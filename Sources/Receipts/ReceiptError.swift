@@ -106,10 +106,13 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
         return text + ": " + reason
     }
 
+    /// Errors are equal when their code, offset and attribute type are; the reason text and the
+    /// underlying error are explanation only and are not compared.
     public static func == (lhs: ReceiptError, rhs: ReceiptError) -> Bool {
         lhs.code == rhs.code && lhs.offset == rhs.offset && lhs.attributeType == rhs.attributeType
     }
 
+    /// Hashes the code, offset and attribute type, the same fields `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(offset)
