@@ -2,7 +2,7 @@ public import ASN1
 import Internals
 
 /// The error every `Receipts` API throws: a stable, extensible ``Code``, the byte offset where the
-/// problem was found, the receipt attribute involved (if any), and the underlying ``ASN1Error`` for
+/// problem was found, the receipt attribute involved (if any), and the underlying `ASN1.ASN1Error` for
 /// malformed encodings.
 ///
 /// Offsets are positions in the decoded receipt bytes (after base64 decoding). For Xcode receipts,
