@@ -8,7 +8,7 @@ public import ReceiptVerification
 public import Receipts
 
 /// Verifies purchased and restored transactions against the app receipt (iOS 7+ style), for the
-/// store's `receiptVerifier` (RMStore's `RMStoreAppReceiptVerifier`, RMSTORE.md §2.6 and §4.6).
+/// store's `receiptVerifier` (RMStore's `RMStoreAppReceiptVerifier`, Docs/StoreBehaviour.md §2.3 and §4.6).
 ///
 /// ## What is checked
 /// 1. The receipt file at ``Configuration/receiptURL`` is read (at most
@@ -52,7 +52,7 @@ public import Receipts
 /// Concurrent verifications that need a refresh share one refresh; with
 /// ``init(configuration:store:)`` the refresh also goes through the store, so it joins any refresh
 /// already in flight there (RMStore had a single refresh slot and dropped all callers but the
-/// last, RMSTORE.md §4.6).
+/// last, Docs/StoreBehaviour.md §4.6).
 ///
 /// ## Errors
 /// Rejections are `StoreError(.verificationFailed)` and "no verdict" is

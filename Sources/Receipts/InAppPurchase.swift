@@ -6,14 +6,22 @@ public struct InAppPurchase: Sendable {
     /// The kind of product (attribute 1707, undocumented): 0 non-consumable, 1 consumable,
     /// 2 non-renewing subscription, 3 auto-renewable subscription. Other values are kept.
     public struct ProductType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The number stored in attribute 1707.
         public var rawValue: Int64
+        /// Wraps any number, including values Apple has not used so far.
         public init(rawValue: Int64) { self.rawValue = rawValue }
 
+        /// 0: bought once, kept forever.
         public static let nonConsumable = ProductType(rawValue: 0)
+        /// 1: used up and bought again (coins, lives).
         public static let consumable = ProductType(rawValue: 1)
+        /// 2: a subscription with a fixed term that the App Store does not renew.
         public static let nonRenewingSubscription = ProductType(rawValue: 2)
+        /// 3: a subscription the App Store renews until cancelled; each renewal is its own record.
         public static let autoRenewableSubscription = ProductType(rawValue: 3)
 
+        /// `non-consumable`, `consumable`, `non-renewing subscription`, `auto-renewable subscription`,
+        /// or the number for any other value.
         public var description: String {
             switch rawValue {
             case 0: "non-consumable"
@@ -232,6 +240,9 @@ public struct InAppPurchase: Sendable {
 }
 
 extension InAppPurchase: Equatable {
+    /// Two records are equal when every decoded field, the unknown attributes, the attribute
+    /// versions and the record of which dates were present but empty are equal; the bytes the
+    /// records were parsed from are not compared.
     public static func == (lhs: InAppPurchase, rhs: InAppPurchase) -> Bool {
         lhs.quantity == rhs.quantity && lhs.productIdentifier == rhs.productIdentifier
             && lhs.transactionIdentifier == rhs.transactionIdentifier && lhs.purchaseDate == rhs.purchaseDate
