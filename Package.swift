@@ -45,8 +45,8 @@ let package = Package(
         // Pure Swift DER/BER reader and DER writer. No Foundation.
         .target(name: "ASN1", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // Strict JSON: the package's one parser (ordered members, exact number text, duplicate keys,
-        // UTF-8, trailing data and limits checked while reading) and a writer. Pure Swift, no dependencies.
-        .target(name: "JSON", swiftSettings: swiftSettings),
+        // UTF-8, trailing data and limits checked while reading) and a writer. Pure Swift.
+        .target(name: "JSON", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // Compact JWS splitter and header, and the App Store payload models (transactions, renewal
         // info, app transactions, notifications V2). Parsing only: no signature or chain checks.
         .target(name: "JWS", dependencies: ["JSON", "Internals"], swiftSettings: swiftSettings),
