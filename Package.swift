@@ -82,13 +82,16 @@ let package = Package(
         ),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
         .target(name: "RMStore", dependencies: ["Internals"], swiftSettings: swiftSettings),
-        // A simulated App Store implementing the store's protocols, signing receipts with a test PKI.
-        .target(name: "StoreTesting", dependencies: ["Internals", "RMStore", "Receipts", "ReceiptSigning"], swiftSettings: swiftSettings),
+        // A simulated App Store implementing the store's protocols, signing receipts and StoreKit 2
+        // JWS transactions with test PKIs.
+        .target(
+            name: "StoreTesting", dependencies: ["Internals", "JSON", "JWS", "RMStore", "Receipts", "ReceiptSigning"],
+            swiftSettings: swiftSettings),
         // Receipt verifiers that plug into the store (app receipts offline, transaction receipts
-        // offline or through VerifyReceiptClient).
+        // offline or through VerifyReceiptClient, StoreKit 2 JWS transactions offline).
         .target(
             name: "RMStoreVerifiers",
-            dependencies: ["RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            dependencies: ["JWS", "RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
 
