@@ -191,7 +191,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "TestSupport", "persistence-child"],
+            name: "RMStoreTests", dependencies: ["JWS", "RMStore", "StoreTesting", "TestSupport", "persistence-child"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RMStoreVerifiersTests",
