@@ -196,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "RMStoreVerifiersTests",
             dependencies: [
-                "HTTPServer", "Internals", "RMStore", "RMStoreVerifiers", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning",
+                "HTTPServer", "Internals", "JWS", "RMStore", "RMStoreVerifiers", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning",
                 "ReceiptVerification", "Receipts", "StoreTesting", "TestSupport", "VerifyReceipt", "store-demo",
             ],
             swiftSettings: swiftSettings
