@@ -131,7 +131,9 @@ let package = Package(
         // RMStore's API end to end against the simulated App Store (`swift run store-demo`).
         .executableTarget(
             name: "store-demo",
-            dependencies: ["RMStore", "RMStoreVerifiers", "ReceiptSigning", "ReceiptVerification", "Receipts", "StoreTesting"],
+            dependencies: [
+                "JWS", "RMStore", "RMStoreVerifiers", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts", "StoreTesting",
+            ],
             swiftSettings: swiftSettings
         ),
         // Child process for the store's crash-safety test: writes a persistor in a loop until killed.

@@ -125,6 +125,11 @@ public final class JWSTransactionStoreVerifier: ReceiptVerifier {
     /// transaction carrying a JWS was verified with the anchors loaded): every check, the chain,
     /// the validation time.
     public private(set) var lastVerdict: Verdict<SignedJWS<JWSTransaction>>?
+    /// Called on the main actor for every transaction whose signed transaction verified and
+    /// matched, with the verified payload, before the verdict is handed back (for example to
+    /// record a subscription's verified `expiresDate`). Several verifications may run at once:
+    /// this sees each of them, where ``lastVerifiedTransaction`` keeps only the last.
+    public var onVerified: (@MainActor (PaymentTransaction, JWSTransaction) -> Void)?
 
     private let checker: JWSTransactionChecker
 
@@ -165,6 +170,7 @@ public final class JWSTransactionStoreVerifier: ReceiptVerifier {
         if let verdict = outcome.verdict { lastVerdict = verdict }
         let verified = try outcome.result.get()
         lastVerifiedTransaction = verified
+        onVerified?(transaction, verified)
         return verified
     }
 }

@@ -187,12 +187,18 @@ func milliseconds(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSi
     /// transaction's original id.
     @Test func restore_isVerifiedByThePurchasesItRestores() async throws {
         let f = try JWSFixture()
+        var seen: [(String, String?)] = []
+        f.verifier.onVerified = { transaction, payload in seen.append((transaction.identifier, payload.transactionId)) }
         let level = try await f.buy(IDs.level)
         let monthly = try await f.buy(IDs.monthly)
         _ = try await f.buy(IDs.coins)  // consumables are not restored
         let result = try await f.store.restoreTransactions()
         #expect(result.failedTransactions.isEmpty)
         #expect(result.restoredTransactions.count == 2)
+        // The hook saw every verification, the restored ones with the purchase they carry.
+        #expect(seen.count == 5)
+        #expect(Set(seen.suffix(2).map(\.1)) == [level.identifier, monthly.identifier])
+        #expect(Set(seen.suffix(2).map(\.0)) == Set(result.restoredTransactions.map(\.identifier)))
         for restored in result.restoredTransactions {
             let original = try #require(restored.original?.identifier)
             #expect([level.identifier, monthly.identifier].contains(original))
