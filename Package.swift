@@ -91,7 +91,7 @@ let package = Package(
         // offline or through VerifyReceiptClient, StoreKit 2 JWS transactions offline).
         .target(
             name: "RMStoreVerifiers",
-            dependencies: ["JWS", "RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            dependencies: ["Internals", "JWS", "RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
 
@@ -203,6 +203,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ReceiptToolTests", dependencies: ["JSON", "TestSupport", "receipt-tool"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptToolTests", dependencies: ["JSON", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport", "receipt-tool"],
+            swiftSettings: swiftSettings),
     ]
 )

@@ -113,7 +113,7 @@ public struct SubscriptionPeriod: Sendable, Hashable, Codable, CustomStringConve
         return "P\(value)\(letter)"
     }
 
-    /// The ISO 8601 spelling (``iso8601``).
+    /// The ISO 8601 form, for example `P1M`.
     public var description: String { iso8601 }
 
     /// The date one period after `date`, computed in the Gregorian calendar in UTC (so that the
@@ -143,7 +143,7 @@ public struct PaymentID: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Wraps an existing value.
     public init(rawValue: UUID) { self.rawValue = rawValue }
 
-    /// The UUID, upper-cased.
+    /// The UUID in its usual upper-case text form.
     public var description: String { rawValue.uuidString }
 }
 
@@ -227,7 +227,7 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
     /// For auto-renewable subscriptions: when this period ends.
     public var expirationDate: Date?
     /// For auto-renewable subscriptions: the web order line item id. Real values are about 10^15,
-    /// so this is 64-bit (RMStore read it through a 32-bit int, RMSTORE.md §9.9).
+    /// so this is 64-bit (RMStore read it through a 32-bit int, Docs/StoreBehaviour.md §8.9).
     public var webOrderLineItemID: Int64?
     /// The legacy per-transaction receipt (iOS 6 `SKPaymentTransaction.transactionReceipt`): the
     /// signed, old-style property list the store attached to this transaction, as raw bytes.
@@ -270,13 +270,13 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
         self.jwsRepresentation = jwsRepresentation
     }
 
-    /// The transaction identifier (``identifier``).
+    /// The transaction identifier, as `Identifiable` requires.
     public var id: String { identifier }
 
     /// The product identifier of the payment.
     public var productIdentifier: String { payment.productIdentifier }
 
-    /// `PaymentTransaction(identifier, state, product)`.
+    /// `PaymentTransaction(<identifier>, <state>, <product>)`, for logs.
     public var description: String {
         "PaymentTransaction(\(identifier), \(state.rawValue), \(payment.productIdentifier))"
     }
@@ -343,7 +343,7 @@ public struct Download: Sendable, Identifiable, CustomStringConvertible {
         self.error = error
     }
 
-    /// `Download(id, state, progress)`.
+    /// `Download(<id>, <state>, <progress>)`, for logs.
     public var description: String { "Download(\(id), \(state.rawValue), \(progress))" }
 }
 
@@ -380,7 +380,7 @@ public struct RestoreResult: Sendable {
     /// Transactions that went through the whole pipeline (verified, downloaded, persisted).
     public var restoredTransactions: [PaymentTransaction]
     /// Restored transactions that failed (verification, download or persistence), reported apart
-    /// so that a failed restore is never mistaken for a success (RMSTORE.md §9.3, #164).
+    /// so that a failed restore is never mistaken for a success (Docs/StoreBehaviour.md §8.3, #164).
     public var failedTransactions: [FailedTransaction]
 
     /// Creates a value.

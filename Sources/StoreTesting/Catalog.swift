@@ -93,7 +93,7 @@ public struct StoreKitConfigurationError: Error, Sendable, CustomStringConvertib
     /// What is wrong.
     public var reason: String
 
-    /// `invalid StoreKit configuration: reason`.
+    /// `invalid StoreKit configuration: <reason>`.
     public var description: String { "invalid StoreKit configuration: \(reason)" }
 }
 

@@ -294,7 +294,10 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
 
     // MARK: - PaymentQueue
 
-    /// Queues a payment: a purchasing update, then its scripted outcome, as events.
+    /// Records the payment in ``addedPayments`` and schedules it: a `purchasing` transaction, then
+    /// the outcome scripted for this payment or its product (a purchase by default). It fails with
+    /// `paymentNotAllowed` when ``canMakePayments`` is false, and with `paymentInvalid` for a
+    /// product that is not in the catalog.
     public func add(_ payment: Payment) {
         addedPayments.append(payment)
         schedule { [weak self] in self?.beginPayment(payment) }
@@ -389,7 +392,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         deliver(transactions: [transaction])
     }
 
-    /// Removes a transaction from the unfinished ones (a finished consumable leaves the receipt).
+    /// Removes the transaction from ``unfinishedTransactions`` and records its identifier in
+    /// ``finishedTransactionIdentifiers``; finishing an unknown or already finished transaction
+    /// does nothing.
     public func finishTransaction(_ transaction: PaymentTransaction) {
         guard let index = unfinishedTransactions.firstIndex(where: { $0.identifier == transaction.identifier }) else { return }
         unfinishedTransactions.remove(at: index)
@@ -399,8 +404,10 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
-    /// Delivers a restored transaction for every non-consumable and auto-renewable purchase of
-    /// this user (of all users when nil), then reports the restore finished.
+    /// Schedules a restore: a new `restored` transaction for every non-consumable and
+    /// auto-renewable purchase made so far (of this user, when one is given), each pointing at its
+    /// original purchase, then the "restore finished" callback. Fails with ``restoreError`` when
+    /// it is set.
     public func restoreCompletedTransactions(applicationUsername: String?) {
         restoreRequests.append(applicationUsername)
         schedule { [weak self] in self?.performRestore(applicationUsername: applicationUsername) }
@@ -444,7 +451,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
-    /// Registers an observer (held weakly); unfinished transactions are delivered to it again.
+    /// Adds the observer (held weakly, added once) and, like StoreKit at launch, schedules the
+    /// delivery of every unfinished transaction that is neither deferred nor still purchasing.
     public func addObserver(_ observer: any PaymentQueueObserver) {
         observers.removeAll { $0.value == nil }
         guard !observers.contains(where: { $0.value === observer }) else { return }
@@ -459,7 +467,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
-    /// Unregisters an observer.
+    /// Removes the observer; it receives nothing scheduled afterwards.
     public func removeObserver(_ observer: any PaymentQueueObserver) {
         observers.removeAll { $0.value == nil || $0.value === observer }
     }
@@ -486,7 +494,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         downloads[identifier]?.download
     }
 
-    /// Starts waiting downloads: a waiting update, then the content's progress steps and outcome.
+    /// Starts the waiting downloads among `downloads` (others are ignored): a `waiting` update,
+    /// then the content's progress steps, then its scripted outcome (`finished` writes the content
+    /// under ``downloadsDirectory``).
     public func startDownloads(_ downloads: [Download]) {
         for download in downloads {
             guard var record = self.downloads[download.id], record.download.state == .waiting, !record.started else { continue }
@@ -500,17 +510,17 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
-    /// Pauses waiting or active downloads.
+    /// Pauses the waiting or active downloads among `downloads` and reports them `paused`.
     public func pauseDownloads(_ downloads: [Download]) {
         changeDownloads(downloads, from: [.waiting, .active], to: .paused)
     }
 
-    /// Resumes paused downloads.
+    /// Resumes the paused downloads among `downloads`; they report progress again.
     public func resumeDownloads(_ downloads: [Download]) {
         changeDownloads(downloads, from: [.paused], to: .active)
     }
 
-    /// Cancels downloads that have not settled.
+    /// Cancels the downloads among `downloads` that have not settled and reports them `cancelled`.
     public func cancelDownloads(_ downloads: [Download]) {
         changeDownloads(downloads, from: [.waiting, .active, .paused], to: .cancelled)
     }
@@ -771,7 +781,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
 
     // MARK: - Products and receipt
 
-    /// Answers with the catalog's products among `identifiers` (or ``productsRequestError``).
+    /// Answers from the catalog, in identifier order: known identifiers as products, the rest as
+    /// invalid identifiers. Fails with ``productsRequestError`` when it is set. Each call counts in
+    /// ``productsRequestCount``.
     public func requestProducts(
         identifiers: Set<String>,
         completion: @escaping @MainActor @Sendable (Result<ProductsResponse, any Error>) -> Void
@@ -793,7 +805,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
-    /// Issues and writes a new receipt (or fails with ``refreshError``).
+    /// Issues a new receipt for everything bought so far and writes it to ``receiptURL``. Fails
+    /// with ``refreshError`` when it is set, or with the issuer's error. Each call counts in
+    /// ``refreshRequestCount``.
     public func refreshReceipt(completion: @escaping @MainActor @Sendable (Result<Void, any Error>) -> Void) {
         refreshRequestCount += 1
         schedule { [weak self] in
