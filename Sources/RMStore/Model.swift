@@ -162,6 +162,14 @@ public struct Payment: Sendable, Hashable, Identifiable {
     /// only that user's purchases.
     public var applicationUsername: String?
 
+    /// The app account token this payment carries: ``applicationUsername`` when it is a UUID (any
+    /// case), else `nil`. The App Store copies such a username into the signed transaction's
+    /// `appAccountToken` (lower-cased), as StoreKit 2's `appAccountToken` purchase option does, so a
+    /// verifier can check that the signed transaction belongs to this user.
+    public var appAccountToken: UUID? {
+        applicationUsername.flatMap { UUID(uuidString: $0) }
+    }
+
     /// Creates a payment with a fresh id.
     public init(productIdentifier: String, quantity: Int = 1, applicationUsername: String? = nil, id: PaymentID = PaymentID()) {
         self.id = id
@@ -226,6 +234,14 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
     /// Deprecated by Apple since iOS 7 in favour of the app receipt; `nil` when the queue has none
     /// (the simulated App Store never sets it). Untrusted until a verifier has checked it.
     public var transactionReceipt: Data?
+    /// The App Store's signed transaction (StoreKit 2's `jwsRepresentation`): a compact JWS, the
+    /// text `header.payload.signature`, whose payload is Apple's `JWSTransaction` JSON for this
+    /// purchase (for a restored transaction: the purchase it restores). Kept as the token text
+    /// only: the store neither parses nor trusts it, and links no cryptography. Untrusted until a
+    /// verifier (`RMStoreVerifiers.JWSTransactionStoreVerifier`) has checked its signature, chain
+    /// and contents. `nil` when the queue has none: StoreKit 1 queues, transactions that are not
+    /// purchased or restored, a simulated App Store without a JWS issuer.
+    public var jwsRepresentation: String?
 
     /// Creates a transaction value.
     public init(
@@ -238,7 +254,8 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
         downloads: [Download] = [],
         expirationDate: Date? = nil,
         webOrderLineItemID: Int64? = nil,
-        transactionReceipt: Data? = nil
+        transactionReceipt: Data? = nil,
+        jwsRepresentation: String? = nil
     ) {
         self.identifier = identifier
         self.state = state
@@ -250,6 +267,7 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
         self.expirationDate = expirationDate
         self.webOrderLineItemID = webOrderLineItemID
         self.transactionReceipt = transactionReceipt
+        self.jwsRepresentation = jwsRepresentation
     }
 
     /// The transaction identifier, as `Identifiable` requires.

@@ -1,10 +1,11 @@
 // A simulated App Store: the Linux analogue of Xcode's StoreKit testing. It implements the store's
 // PaymentQueue, ProductsRequesting and ReceiptRefreshing protocols over a catalog, with scripted
 // outcomes, hosted downloads, restores, subscription renewals on a simulated clock, redelivery of
-// unfinished transactions, and the receipt seam.
+// unfinished transactions, the receipt seam and the StoreKit 2 (JWS) seam.
 
 public import Foundation
 import Internals
+public import JWS
 public import RMStore
 
 /// How a simulated payment ends.
@@ -56,6 +57,17 @@ public enum PurchaseOutcome: Sendable {
 /// (`enqueueOutcomes(_:forProduct:)`), the product's default (`setOutcome(_:forProduct:)`), or
 /// `.purchased`.
 ///
+/// ## Signed data (StoreKit 2)
+/// With a ``jwsIssuer``, every transaction reported as purchased (subscription renewals
+/// included) or restored carries the App Store's signed transaction in
+/// `PaymentTransaction.jwsRepresentation`, signed when it is reported. Its identifiers, dates,
+/// quantity and type are those of the purchase's record in the app receipt (for a restored
+/// transaction: the purchase it restores, whose `transactionId` is the restored transaction's
+/// `original.identifier`). The payment's ``Payment/appAccountToken`` becomes `appAccountToken`.
+/// ``signedTransaction(transactionIdentifier:)``, ``signedRenewalInfo(originalTransactionIdentifier:)``
+/// and ``subscriptionGroupStatuses()`` sign the current state on demand (revocation fields after
+/// ``refund(transactionIdentifier:reason:)``), as the App Store Server API would serve it.
+///
 /// ## Isolation
 /// Main-actor isolated, like the protocols it implements; observers are called on the main actor.
 @MainActor
@@ -72,6 +84,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     public let receiptURL: URL?
     /// Builds receipts (nil: no receipt is written).
     public var receiptIssuer: (any ReceiptIssuing)?
+    /// Signs StoreKit 2 data (nil: transactions carry no `jwsRepresentation`). See the type's
+    /// documentation.
+    public var jwsIssuer: (any JWSIssuing)?
     /// The simulated time: purchase dates, expiry dates and receipt dates come from it.
     public let clock: SimulatedClock
     /// Where finished store-hosted downloads are written.
@@ -112,6 +127,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     public private(set) var receiptIssueCount = 0
     /// The error of the last failed receipt issue after a purchase, if any.
     public private(set) var lastReceiptError: (any Error)?
+    /// The error of the last failed JWS issue for a reported transaction, if any (that transaction
+    /// was reported without a `jwsRepresentation`).
+    public private(set) var lastJWSError: (any Error)?
 
     private var observers: [WeakQueueObserver] = []
     private var events: [@MainActor () -> Void] = []
@@ -132,6 +150,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     ///
     /// - Parameters:
     ///   - receiptURL: where to write the receipt; needs `receiptIssuer` too.
+    ///   - jwsIssuer: signs the transactions' `jwsRepresentation` (nil: none).
     ///   - downloadsDirectory: where hosted content goes (default: a fresh temporary directory).
     ///   - seed: makes transaction ids reproducible.
     public init(
@@ -141,6 +160,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         originalApplicationVersion: String = "1.0",
         receiptURL: URL? = nil,
         receiptIssuer: (any ReceiptIssuing)? = nil,
+        jwsIssuer: (any JWSIssuing)? = nil,
         clock: SimulatedClock = SimulatedClock(),
         downloadsDirectory: URL? = nil,
         deliversAutomatically: Bool = true,
@@ -152,6 +172,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         self.originalApplicationVersion = originalApplicationVersion
         self.receiptURL = receiptURL
         self.receiptIssuer = receiptIssuer
+        self.jwsIssuer = jwsIssuer
         self.clock = clock
         self.downloadsDirectory =
             downloadsDirectory
@@ -363,7 +384,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             )
         }
         transaction.downloads = makeDownloads(for: simulated, transactionIdentifier: identifier)
-        purchases.append(PurchaseRecord(receiptEntry: entry, applicationUsername: payment.applicationUsername))
+        let record = makeRecord(entry, applicationUsername: payment.applicationUsername, reason: .purchase)
+        transaction.jwsRepresentation = signedTransaction(for: record)
+        purchases.append(record)
         unfinishedTransactions.append(transaction)
         issueReceiptAfterPurchase()
         deliver(transactions: [transaction])
@@ -415,6 +438,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
                 webOrderLineItemID: entry.webOrderLineItemID
             )
             transaction.downloads = makeDownloads(for: simulated, transactionIdentifier: identifier)
+            transaction.jwsRepresentation = signedTransaction(for: record)
             restored.append(transaction)
             unfinishedTransactions.append(transaction)
         }
@@ -584,11 +608,13 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
-    /// Refunds a purchase: its receipt entry gets a cancellation date (now), and a refunded
-    /// subscription stops renewing. A new receipt is issued.
-    public func refund(transactionIdentifier: String) {
+    /// Refunds a purchase: its receipt entry gets a cancellation date (now), its signed
+    /// transaction from then on `revocationDate` (the same date) and `revocationReason`, and a
+    /// refunded subscription stops renewing. A new receipt is issued.
+    public func refund(transactionIdentifier: String, reason: RevocationReason = .other) {
         guard let index = purchases.firstIndex(where: { $0.receiptEntry.transactionIdentifier == transactionIdentifier }) else { return }
         purchases[index].receiptEntry.cancellationDate = clock.now
+        purchases[index].revocationReason = reason
         let original = purchases[index].receiptEntry.originalTransactionIdentifier
         if var state = subscriptions[original] {
             state.autoRenews = false
@@ -606,7 +632,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
                 let identifier = nextTransactionIdentifier()
                 let webOrder = nextWebOrderLineItemID()
                 let payment = Payment(productIdentifier: state.productIdentifier, applicationUsername: state.applicationUsername)
-                let transaction = PaymentTransaction(
+                var transaction = PaymentTransaction(
                     identifier: identifier,
                     state: .purchased,
                     payment: payment,
@@ -625,7 +651,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
                     webOrderLineItemID: webOrder,
                     productType: .autoRenewableSubscription
                 )
-                purchases.append(PurchaseRecord(receiptEntry: entry, applicationUsername: state.applicationUsername))
+                let record = makeRecord(entry, applicationUsername: state.applicationUsername, reason: .renewal)
+                transaction.jwsRepresentation = signedTransaction(for: record)
+                purchases.append(record)
                 unfinishedTransactions.append(transaction)
                 renewals.append(transaction)
                 state.expirationDate = next
@@ -635,6 +663,120 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         guard !renewals.isEmpty else { return }
         issueReceiptAfterPurchase()
         schedule { [weak self] in self?.deliver(transactions: renewals) }
+    }
+
+    // MARK: - Signed data (StoreKit 2)
+
+    /// A purchase record with what its signed transaction says besides the receipt entry: the
+    /// product's price, currency and subscription group at purchase time.
+    private func makeRecord(_ entry: ReceiptInAppPurchase, applicationUsername: String?, reason: TransactionReason) -> PurchaseRecord {
+        var record = PurchaseRecord(receiptEntry: entry, applicationUsername: applicationUsername)
+        record.transactionReason = reason
+        if let simulated = catalog.product(entry.productIdentifier) {
+            record.price = simulated.product.price
+            record.currency = JWSIssuer.currency(ofLocale: simulated.product.priceLocaleIdentifier)
+            record.subscriptionGroupIdentifier = simulated.effectiveSubscriptionGroupIdentifier
+        }
+        return record
+    }
+
+    private func transactionContents(for record: PurchaseRecord) -> TransactionContents {
+        TransactionContents(
+            bundleIdentifier: bundleIdentifier, purchase: record.receiptEntry,
+            subscriptionGroupIdentifier: record.subscriptionGroupIdentifier,
+            appAccountToken: record.applicationUsername.flatMap { UUID(uuidString: $0) }, transactionReason: record.transactionReason,
+            price: record.price, currency: record.currency, revocationReason: record.revocationReason, signedDate: clock.now)
+    }
+
+    /// The signed transaction of a record for a reported transaction; a failure is kept in
+    /// `lastJWSError` and gives no JWS.
+    private func signedTransaction(for record: PurchaseRecord) -> String? {
+        guard let jwsIssuer else { return nil }
+        do {
+            let token = try jwsIssuer.issueTransaction(transactionContents(for: record))
+            lastJWSError = nil
+            return token
+        } catch {
+            lastJWSError = error
+            return nil
+        }
+    }
+
+    private func requireJWSIssuer() throws -> any JWSIssuing {
+        guard let jwsIssuer else { throw JWSIssuingError("the simulated App Store has no JWS issuer") }
+        return jwsIssuer
+    }
+
+    /// The signed transaction of a purchase (renewals included), signed now, with its current
+    /// state (revocation fields after a refund): what the App Store Server API's Get Transaction
+    /// Info would return. `nil` when the store has no such purchase.
+    /// - Throws: ``JWSIssuingError`` without a ``jwsIssuer``; the issuer's errors.
+    public func signedTransaction(transactionIdentifier: String) throws -> String? {
+        let issuer = try requireJWSIssuer()
+        guard let record = purchases.last(where: { $0.receiptEntry.transactionIdentifier == transactionIdentifier }) else { return nil }
+        return try issuer.issueTransaction(transactionContents(for: record))
+    }
+
+    /// The renewal state of the subscription that started with `originalTransactionIdentifier`,
+    /// now: the product, whether it renews, when, at what price, and why it expired.
+    /// `nil` when no subscription started with that transaction.
+    public func renewalInfoContents(originalTransactionIdentifier: String) -> RenewalInfoContents? {
+        guard let state = subscriptions[originalTransactionIdentifier] else { return nil }
+        let now = clock.now
+        let product = catalog.product(state.productIdentifier)?.product
+        let expired = state.expirationDate <= now
+        return RenewalInfoContents(
+            originalTransactionIdentifier: originalTransactionIdentifier, productIdentifier: state.productIdentifier,
+            autoRenewStatus: state.autoRenews ? .on : .off, expirationIntent: expired && !state.autoRenews ? .customerCancelled : nil,
+            isInBillingRetryPeriod: false, recentSubscriptionStartDate: state.originalPurchaseDate, renewalDate: state.expirationDate,
+            renewalPrice: product?.price, currency: product.flatMap { JWSIssuer.currency(ofLocale: $0.priceLocaleIdentifier) },
+            appAccountToken: state.applicationUsername.flatMap { UUID(uuidString: $0) }, signedDate: now)
+    }
+
+    /// The signed renewal info of the subscription that started with
+    /// `originalTransactionIdentifier` (see ``renewalInfoContents(originalTransactionIdentifier:)``),
+    /// signed now. `nil` when no subscription started with that transaction.
+    /// - Throws: ``JWSIssuingError`` without a ``jwsIssuer``; the issuer's errors.
+    public func signedRenewalInfo(originalTransactionIdentifier: String) throws -> String? {
+        let issuer = try requireJWSIssuer()
+        guard let contents = renewalInfoContents(originalTransactionIdentifier: originalTransactionIdentifier) else { return nil }
+        return try issuer.issueRenewalInfo(contents)
+    }
+
+    /// Every auto-renewable subscription of the app, by subscription group (in order of first
+    /// purchase), each with its status now and its latest transaction and renewal info signed
+    /// now: the shape of the App Store Server API's Get All Subscription Statuses.
+    /// - Throws: ``JWSIssuingError`` without a ``jwsIssuer``; the issuer's errors.
+    public func subscriptionGroupStatuses() throws -> [SimulatedSubscriptionGroupStatus] {
+        let issuer = try requireJWSIssuer()
+        let now = clock.now
+        var groups: [SimulatedSubscriptionGroupStatus] = []
+        var started: [String] = []
+        for record in purchases where record.receiptEntry.productType == .autoRenewableSubscription {
+            let original = record.receiptEntry.originalTransactionIdentifier
+            if !started.contains(original) { started.append(original) }
+        }
+        for original in started {
+            guard let state = subscriptions[original],
+                let latest = purchases.last(where: { $0.receiptEntry.originalTransactionIdentifier == original }),
+                let renewal = renewalInfoContents(originalTransactionIdentifier: original)
+            else { continue }
+            let revoked = purchases.contains {
+                $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil
+            }
+            let status: SubscriptionStatus = revoked ? .revoked : state.expirationDate > now ? .active : .expired
+            let item = SimulatedSubscriptionStatus(
+                status: status, originalTransactionIdentifier: original,
+                signedTransactionInfo: try issuer.issueTransaction(transactionContents(for: latest)),
+                signedRenewalInfo: try issuer.issueRenewalInfo(renewal))
+            let group = latest.subscriptionGroupIdentifier ?? ""
+            if let index = groups.firstIndex(where: { $0.subscriptionGroupIdentifier == group }) {
+                groups[index].lastTransactions.append(item)
+            } else {
+                groups.append(SimulatedSubscriptionGroupStatus(subscriptionGroupIdentifier: group, lastTransactions: [item]))
+            }
+        }
+        return groups
     }
 
     // MARK: - Products and receipt
@@ -731,6 +873,46 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     }
 }
 
+// MARK: - Subscription statuses
+
+/// One subscription group's subscriptions (the App Store Server API's
+/// `SubscriptionGroupIdentifierItem`).
+public struct SimulatedSubscriptionGroupStatus: Sendable {
+    /// `subscriptionGroupIdentifier`.
+    public var subscriptionGroupIdentifier: String
+    /// `lastTransactions`: one entry per subscription (original transaction) in the group.
+    public var lastTransactions: [SimulatedSubscriptionStatus]
+
+    /// Creates a value.
+    public init(subscriptionGroupIdentifier: String, lastTransactions: [SimulatedSubscriptionStatus]) {
+        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+        self.lastTransactions = lastTransactions
+    }
+}
+
+/// One subscription's status and latest signed data (the App Store Server API's
+/// `LastTransactionsItem`).
+public struct SimulatedSubscriptionStatus: Sendable {
+    /// `status`: active, expired or revoked (the simulated store has no billing retry or grace
+    /// period).
+    public var status: SubscriptionStatus
+    /// `originalTransactionId`.
+    public var originalTransactionIdentifier: String
+    /// `signedTransactionInfo`: the latest transaction of the subscription, signed.
+    public var signedTransactionInfo: String
+    /// `signedRenewalInfo`: its renewal info, signed.
+    public var signedRenewalInfo: String
+
+    /// Creates a value.
+    public init(status: SubscriptionStatus, originalTransactionIdentifier: String, signedTransactionInfo: String, signedRenewalInfo: String)
+    {
+        self.status = status
+        self.originalTransactionIdentifier = originalTransactionIdentifier
+        self.signedTransactionInfo = signedTransactionInfo
+        self.signedRenewalInfo = signedRenewalInfo
+    }
+}
+
 // MARK: - Private types
 
 private struct WeakQueueObserver {
@@ -746,6 +928,17 @@ private struct PurchaseRecord {
     var receiptEntry: ReceiptInAppPurchase
     let applicationUsername: String?
     var finished = false
+    /// What the signed transaction says besides the receipt entry (fixed at purchase time).
+    var transactionReason: TransactionReason = .purchase
+    var price: Decimal?
+    var currency: String?
+    var subscriptionGroupIdentifier: String?
+    var revocationReason: RevocationReason?
+
+    init(receiptEntry: ReceiptInAppPurchase, applicationUsername: String?) {
+        self.receiptEntry = receiptEntry
+        self.applicationUsername = applicationUsername
+    }
 }
 
 private struct SubscriptionState {
