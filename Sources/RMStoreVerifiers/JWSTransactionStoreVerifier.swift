@@ -6,20 +6,6 @@ public import JWS
 public import RMStore
 public import ReceiptVerification
 
-extension VerificationCheck.Name {
-    /// The signed transaction's `transactionId` is this transaction's identifier (a restored
-    /// transaction: its own or its original's, as `transactionId` or `originalTransactionId`).
-    public static let transactionId = VerificationCheck.Name(rawValue: "transactionId")
-    /// A renewal's signed `originalTransactionId` is the transaction's original identifier.
-    public static let originalTransactionId = VerificationCheck.Name(rawValue: "originalTransactionId")
-    /// The signed transaction's `productId` is the transaction's product.
-    public static let productId = VerificationCheck.Name(rawValue: "productId")
-    /// The signed transaction's `quantity` is the payment's.
-    public static let quantity = VerificationCheck.Name(rawValue: "quantity")
-    /// The signed transaction carries no `revocationDate` (it was not refunded or revoked).
-    public static let revocation = VerificationCheck.Name(rawValue: "revocation")
-}
-
 /// Verifies purchased and restored transactions by the App Store's signed transaction that comes
 /// with them (`PaymentTransaction.jwsRepresentation`, StoreKit 2's `jwsRepresentation`), offline,
 /// for the store's `receiptVerifier`.

@@ -232,31 +232,6 @@ public struct JWSExpectations: Sendable, Hashable {
     public static let none = JWSExpectations()
 }
 
-extension VerificationCheck.Name {
-    /// The JWS header's `alg` is `ES256`.
-    public static let algorithm = VerificationCheck.Name(rawValue: "algorithm")
-    /// The JWS header's `x5c` holds the number of certificates the policy's chain has (3 for the
-    /// App Store, 1 for Xcode).
-    public static let certificateCount = VerificationCheck.Name(rawValue: "certificateCount")
-    /// The payload's `appAppleId` equals the expected one (production payloads).
-    public static let appAppleId = VerificationCheck.Name(rawValue: "appAppleId")
-    /// The signed date lies within the allowed age before, and skew after, the validation time.
-    public static let signedDate = VerificationCheck.Name(rawValue: "signedDate")
-    /// `deviceVerification` binds the payload to the expected device.
-    public static let deviceVerification = VerificationCheck.Name(rawValue: "deviceVerification")
-    /// `appAccountToken` equals the expected one.
-    public static let appAccountToken = VerificationCheck.Name(rawValue: "appAccountToken")
-    /// A notification's `data.signedTransactionInfo` verifies (same anchors, policy and time).
-    public static let signedTransactionInfo = VerificationCheck.Name(rawValue: "signedTransactionInfo")
-    /// A notification's `data.signedRenewalInfo` verifies.
-    public static let signedRenewalInfo = VerificationCheck.Name(rawValue: "signedRenewalInfo")
-    /// A notification's `appData.signedAppTransactionInfo` verifies.
-    public static let signedAppTransactionInfo = VerificationCheck.Name(rawValue: "signedAppTransactionInfo")
-    /// The nested tokens agree with the payload that carries them (bundle id, environment) and
-    /// with each other (the renewal info's `originalTransactionId` is the transaction's).
-    public static let nestedAgreement = VerificationCheck.Name(rawValue: "nestedAgreement")
-}
-
 /// App Store signed data (StoreKit 2 transactions, renewal info, app transactions, App Store
 /// Server Notifications V2) as a ``SignedFormat``: a compact JWS whose header `x5c` carries the
 /// chain and whose ES256 signature covers exactly `header.payload` as it appears in the token.
