@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "RMStoreVerifiers", targets: ["RMStoreVerifiers"]),
         .library(name: "VerifyReceipt", targets: ["VerifyReceipt"]),
         .library(name: "ReceiptServer", targets: ["ReceiptServer"]),
+        .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .executable(name: "receipt-tool", targets: ["receipt-tool"]),
         .executable(name: "store-demo", targets: ["store-demo"]),
         // Benchmarks, Fuzz and persistence-child are executables of this package only
@@ -78,6 +79,14 @@ let package = Package(
         .target(
             name: "ReceiptServer",
             dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            swiftSettings: swiftSettings
+        ),
+        // The App Store Server API client (ES256 bearer tokens from a .p8, every endpoint, every JWS
+        // of every response verified, typed errors, retries), offer signatures, and transaction ids
+        // taken from receipts.
+        .target(
+            name: "AppStoreServerAPI",
+            dependencies: ["Internals", "JSON", "JWS", "ReceiptCrypto", "ReceiptVerification", "Receipts"],
             swiftSettings: swiftSettings
         ),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
