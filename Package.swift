@@ -92,9 +92,11 @@ let package = Package(
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
         .target(name: "RMStore", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // A simulated App Store implementing the store's protocols, signing receipts and StoreKit 2
-        // JWS transactions with test PKIs.
+        // JWS transactions with test PKIs, and a simulated App Store Server API serving its state
+        // over HTTP on 127.0.0.1.
         .target(
-            name: "StoreTesting", dependencies: ["Internals", "JSON", "JWS", "RMStore", "Receipts", "ReceiptSigning"],
+            name: "StoreTesting",
+            dependencies: ["HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "Receipts", "ReceiptSigning"],
             swiftSettings: swiftSettings),
         // Receipt verifiers that plug into the store (app receipts offline, transaction receipts
         // offline or through VerifyReceiptClient, StoreKit 2 JWS transactions offline).
@@ -209,6 +211,15 @@ let package = Package(
             dependencies: [
                 "HTTPServer", "Internals", "JWS", "RMStore", "RMStoreVerifiers", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning",
                 "ReceiptVerification", "Receipts", "StoreTesting", "TestSupport", "VerifyReceipt", "store-demo",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppStoreServerAPITests",
+            // The client against the simulated App Store Server API, served on 127.0.0.1.
+            dependencies: [
+                "AppStoreServerAPI", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning",
+                "ReceiptVerification", "Receipts", "StoreTesting", "TestSupport",
             ],
             swiftSettings: swiftSettings
         ),
