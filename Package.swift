@@ -129,11 +129,11 @@ let package = Package(
 
         // MARK: Executables
 
-        // The CLI: dump, asn1, verify, make, pki, serve.
+        // The CLI: dump, asn1, verify, make, pki, serve, api, offer-signature.
         .executableTarget(
             name: "receipt-tool",
             dependencies: [
-                "JWS", "JSON",
+                "AppStoreServerAPI", "JWS", "JSON",
                 "ASN1", "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
                 "VerifyReceipt",
             ],
@@ -224,7 +224,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "ReceiptToolTests", dependencies: ["JSON", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport", "receipt-tool"],
+            name: "ReceiptToolTests",
+            // `api` runs against the simulated App Store Server API the tests start on 127.0.0.1.
+            dependencies: [
+                "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts",
+                "StoreTesting", "TestSupport", "receipt-tool",
+            ],
             swiftSettings: swiftSettings),
     ]
 )
