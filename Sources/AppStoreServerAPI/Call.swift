@@ -124,8 +124,9 @@ struct Call: Sendable {
                 let retryable = status == 429 || (500...599).contains(status)
                 if retryable, attempt < policy.attempts, (retryAfter ?? 0) <= policy.maximumRetryAfter {
                     let wait = retryAfter ?? policy.backoff(after: attempt)
+                    let seconds = wait.isFinite ? max(0, min(wait, 86_400)) : 0
                     do {
-                        try await Task.sleep(nanoseconds: UInt64(max(0, min(wait, 86_400)) * 1_000_000_000))
+                        try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
                     } catch {
                         throw failure(.cancelled, status: status, attempts: attempt, "the task was cancelled while waiting to retry")
                     }

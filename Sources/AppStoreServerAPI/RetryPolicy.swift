@@ -43,9 +43,12 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The wait after failed attempt `attempt` (1-based) without `Retry-After`.
     func backoff(after attempt: Int) -> TimeInterval {
         let exponent = Double(max(0, attempt - 1))
-        let base = max(0, initialBackoff) * pow(max(1, multiplier), min(exponent, 60))
-        let capped = min(base.isFinite ? base : maximumBackoff, max(0, maximumBackoff))
-        let spread = max(0, min(jitter, 1))
+        let initial = initialBackoff.isFinite ? max(0, initialBackoff) : maximumBackoff
+        let growth = multiplier.isFinite ? max(1, multiplier) : 1
+        let base = initial * pow(growth, min(exponent, 60))
+        let ceiling = maximumBackoff.isFinite ? max(0, maximumBackoff) : 60
+        let capped = min(base.isFinite ? base : ceiling, ceiling)
+        let spread = jitter.isFinite ? max(0, min(jitter, 1)) : 0
         return capped * (1 + (spread > 0 ? Double.random(in: 0..<spread) : 0))
     }
 }

@@ -65,6 +65,11 @@ extension SimulatedServerHandler {
         String(Hex.encode(SHA256.hash(Array(text.utf8))).prefix(16))
     }
 
+    /// Where a page that starts at `offset` (at most `count`) ends: at least one item, at most `size`.
+    static func pageEnd(offset: Int, count: Int, size: Int) -> Int {
+        offset + min(max(1, size), max(0, count - offset))
+    }
+
     /// `<offset>-<fingerprint>`.
     static func pageToken(offset: Int, fingerprint: String) -> String { "\(offset)-\(fingerprint)" }
 
@@ -160,8 +165,7 @@ extension SimulatedServerHandler {
             }
             offset = parsed
         }
-        let size = max(1, configuration.historyPageSize)
-        let end = min(selected.count, offset + size)
+        let end = Self.pageEnd(offset: offset, count: selected.count, size: configuration.historyPageSize)
         var tokens: [JSONValue] = []
         for contents in selected[offset..<end] { tokens.append(.string(try signed(contents, &signer))) }
         return Self.ok(
@@ -237,7 +241,7 @@ extension SimulatedServerHandler {
             }
             offset = parsed
         }
-        let end = min(refunded.count, offset + max(1, configuration.refundPageSize))
+        let end = Self.pageEnd(offset: offset, count: refunded.count, size: configuration.refundPageSize)
         var tokens: [JSONValue] = []
         for contents in refunded[offset..<end] { tokens.append(.string(try signed(contents, &signer))) }
         return Self.ok([
@@ -290,7 +294,7 @@ extension SimulatedServerHandler {
             }
             offset = parsed
         }
-        let last = min(records.count, offset + max(1, configuration.notificationPageSize))
+        let last = Self.pageEnd(offset: offset, count: records.count, size: configuration.notificationPageSize)
         let items: [JSONValue] = records[offset..<last].map { record in
             .object([("sendAttempts", Self.attemptsJSON(record.attempts)), ("signedPayload", .string(record.signedPayload))])
         }
