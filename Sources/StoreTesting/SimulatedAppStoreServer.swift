@@ -118,13 +118,46 @@ public final class SimulatedAppStoreServer: Sendable {
         case rateLimited(retryAfter: String?)
         /// Any status, with Apple's error body when `errorCode` is given.
         case error(status: Int, errorCode: Int64?, errorMessage: String?)
-        /// Wait this many seconds, then answer normally.
+        /// Wait this many seconds (at most 60), then answer normally.
         case delay(TimeInterval)
+        /// Hold the request until the gate opens (or 60 seconds pass), then answer normally.
+        case hold(Gate)
         /// Sign the JWS at `index` (0-based, in the order the response carries them) with this
         /// signer instead of the App Store's.
         case forgedSignature(JWSSigner, index: Int)
         /// Answer exactly this status and body.
         case body(status: Int, [UInt8])
+    }
+
+    /// Holds requests (``Fault/hold(_:)``) until a test opens it: a way to keep the server from
+    /// answering for exactly as long as the test needs, whatever the machine's speed.
+    public final class Gate: Sendable {
+        let state = Locked((open: false, waiting: 0))
+        let condition = NSCondition()
+
+        /// A closed gate.
+        public init() {}
+
+        /// How many requests wait at the gate now.
+        public var waiting: Int { state.withLock { $0.waiting } }
+
+        /// Lets every held request go on, and every later one pass at once.
+        public func open() {
+            condition.lock()
+            state.withLock { $0.open = true }
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// Waits until the gate opens or `timeout` passes.
+        func pass(timeout: TimeInterval) {
+            let deadline = Date().addingTimeInterval(timeout)
+            condition.lock()
+            state.withLock { $0.waiting += 1 }
+            while !state.withLock({ $0.open }), condition.wait(until: deadline) {}
+            state.withLock { $0.waiting -= 1 }
+            condition.unlock()
+        }
     }
 
     /// One request as the server saw it.

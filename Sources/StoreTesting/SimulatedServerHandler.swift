@@ -191,7 +191,9 @@ final class SimulatedServerHandler: HTTPHandler {
                 guard let code else { return HTTPResponse(status: status) }
                 return RouteError(status: status, errorCode: code, message: message ?? "").response
             case .delay(let seconds):
-                Thread.sleep(forTimeInterval: max(0, min(seconds, 60)))
+                Thread.sleep(forTimeInterval: seconds.isFinite ? max(0, min(seconds, 60)) : 0)
+            case .hold(let gate):
+                gate.pass(timeout: 60)
             case .forgedSignature(let signer, let index):
                 forger = (signer, index)
             case .body(let status, let body):

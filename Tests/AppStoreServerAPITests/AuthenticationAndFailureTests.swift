@@ -182,12 +182,15 @@ struct AuthenticationAndFailureTests {
         let world = try ServerWorld()
         world.buy(Products.coins)
         let client = try world.client { $0.timeout = 0.2 }
-        world.server.script([.delay(1)], for: .transactionInfo)
+        let gate = SimulatedAppStoreServer.Gate()
+        world.server.script([.hold(gate)], for: .transactionInfo)
         let error = await apiError { try await client.transactionInfo(transactionID: world.historyIDs[0]) }
         #expect(error?.code == .timedOut)
         #expect(error?.attempts == 1)
-        // The server was still holding the request when the call returned: it had not answered.
+        // The server still holds the request: the call returned without an answer.
+        #expect(gate.waiting == 1)
         #expect(world.requests(.transactionInfo).isEmpty)
+        gate.open()
         await world.shutdown()
         #expect(world.requests(.transactionInfo).count == 1)
     }

@@ -97,6 +97,12 @@ final class APIToolWorld {
     }
 }
 
+/// Runs the tool on a thread of its own, so the main actor (where the simulated store lives) stays
+/// free while the process runs.
+func tool(_ arguments: [String]) async throws -> ReceiptTool.Result {
+    try await onThread { try ReceiptTool.run(arguments) }
+}
+
 /// A notifications endpoint for the tool's test notification: verifies with NotificationVerifier.
 final class ToolNotificationsEndpoint: HTTPHandler {
     let verifier: NotificationVerifier
@@ -121,7 +127,7 @@ struct APICommandTests {
         for product in ["com.example.coins", "com.example.level", "com.example.monthly", "com.example.coins", "com.example.yearly"] {
             world.buy(product)
         }
-        let result = try ReceiptTool.run(["api", "history", world.ids[2], "--json"] + world.common)
+        let result = try await tool(["api", "history", world.ids[2], "--json"] + world.common)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try APIToolWorld.lines(result.stdout)
         #expect(lines.compactMap { $0["transactionId"]?.stringValue } == world.ids)
@@ -132,12 +138,12 @@ struct APICommandTests {
         #expect(Set(requests.compactMap(\.bearerToken)).count == 1)  // one token for the run
         #expect(requests.allSatisfy { $0.status == 200 })
         // Text: one block per transaction.
-        let text = try ReceiptTool.run(["api", "history", world.ids[0]] + world.common)
+        let text = try await tool(["api", "history", world.ids[0]] + world.common)
         #expect(text.status == 0)
         #expect(text.stdout.components(separatedBy: "(verified)").count == 6)
         #expect(text.stdout.contains("Transaction \(world.ids[4]) (verified)"))
         // Filters.
-        let subscriptions = try ReceiptTool.run(
+        let subscriptions = try await tool(
             ["api", "history", world.ids[0], "--json", "--product-type", "AUTO_RENEWABLE"] + world.common)
         #expect(
             try APIToolWorld.lines(subscriptions.stdout).compactMap { $0["transactionId"]?.stringValue } == [world.ids[2], world.ids[4]])
@@ -151,7 +157,7 @@ struct APICommandTests {
         world.buy("com.example.coins")
         world.store.refund(transactionIdentifier: world.ids[2])
         world.server.synchronize(with: world.store)
-        let statuses = try ReceiptTool.run(["api", "statuses", world.ids[2], "--json"] + world.common)
+        let statuses = try await tool(["api", "statuses", world.ids[2], "--json"] + world.common)
         #expect(statuses.status == 0, "\(statuses.stderr)")
         let lines = try APIToolWorld.lines(statuses.stdout)
         #expect(lines.count == 2)
@@ -162,19 +168,19 @@ struct APICommandTests {
         #expect(lines.first?["signedRenewalInfo"]?["autoRenewStatus"] == .number("1"))
         #expect(lines.last?["signedRenewalInfo"]?["originalTransactionId"]?.stringValue == world.ids[1])
 
-        let transaction = try ReceiptTool.run(["api", "transaction", world.ids[1], "--json"] + world.common)
+        let transaction = try await tool(["api", "transaction", world.ids[1], "--json"] + world.common)
         #expect(try APIToolWorld.lines(transaction.stdout).map { $0["productId"]?.stringValue } == ["com.example.yearly"])
         let order = world.server.orderIdentifier(forTransactionIdentifier: world.ids[1])
-        let lookup = try ReceiptTool.run(["api", "order", order, "--json"] + world.common)
+        let lookup = try await tool(["api", "order", order, "--json"] + world.common)
         #expect(try APIToolWorld.lines(lookup.stdout).map { $0["transactionId"]?.stringValue } == [world.ids[1]])
-        let invalidOrder = try ReceiptTool.run(["api", "order", "MK5TTTVWJH", "--json"] + world.common)
+        let invalidOrder = try await tool(["api", "order", "MK5TTTVWJH", "--json"] + world.common)
         #expect(invalidOrder.status == 1 && invalidOrder.stdout.isEmpty)
         #expect(invalidOrder.stderr.contains("is not valid"))
-        let refunds = try ReceiptTool.run(["api", "refunds", world.ids[0], "--json"] + world.common)
+        let refunds = try await tool(["api", "refunds", world.ids[0], "--json"] + world.common)
         let refunded = try APIToolWorld.lines(refunds.stdout)
         #expect(refunded.map { $0["transactionId"]?.stringValue } == [world.ids[2]])
         #expect(refunded.first?["revocationDate"] != nil)
-        let text = try ReceiptTool.run(["api", "statuses", world.ids[0]] + world.common)
+        let text = try await tool(["api", "statuses", world.ids[0]] + world.common)
         #expect(text.stdout.contains("Subscription \(world.ids[0]) in group 20000001: status 1 (active)"))
         await world.finish()
     }
@@ -183,7 +189,7 @@ struct APICommandTests {
         let endpoint = ToolNotificationsEndpoint(anchor: try PKIs.jws.get().root)
         let receiver = try LocalServer(endpoint)
         let world = try APIToolWorld(notificationURL: url(receiver.server, "/notifications"))
-        let result = try ReceiptTool.run(["api", "test-notification", "--json"] + world.common)
+        let result = try await tool(["api", "test-notification", "--json"] + world.common)
         #expect(result.status == 0, "\(result.stderr)")
         let line = try #require(try APIToolWorld.lines(result.stdout).first)
         #expect(line["testNotificationToken"]?.stringValue?.isEmpty == false)
@@ -194,7 +200,7 @@ struct APICommandTests {
         #expect(arrived.map(\.notificationUUID) == [line["signedPayload"]?["notificationUUID"]?.stringValue])
         // It is in the history.
         let now = world.store.clock.now
-        let history = try ReceiptTool.run(
+        let history = try await tool(
             [
                 "api", "notifications", "--json", "--start", String(Int64(now.timeIntervalSince1970 * 1000) - 60_000), "--end",
                 String(Int64(now.timeIntervalSince1970 * 1000) + 60_000),
@@ -211,13 +217,13 @@ struct APICommandTests {
         let pki = try PKIs.jws.get()
         let anotherKey = JWSSigner(key: try PrivateKey.generateP256(), chain: [pki.leaf, pki.intermediate, pki.root])
         world.server.script([.none, .none, .forgedSignature(anotherKey, index: 0)], for: .transactionHistory)
-        let result = try ReceiptTool.run(["api", "history", world.ids[0], "--json"] + world.common)
+        let result = try await tool(["api", "history", world.ids[0], "--json"] + world.common)
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty, "nothing from the pages before the forged one is printed either")
         #expect(result.stderr.contains("verificationFailed"))
         #expect(result.stderr.contains("page 3: signedTransactions[0]"))
         // A JWS chained to another root than the anchor: the same.
-        let rootless = try ReceiptTool.run(
+        let rootless = try await tool(
             ["api", "transaction", world.ids[0], "--json"] + world.common.dropLast(2) + ["--anchor", "apple"])
         #expect(rootless.status == 1 && rootless.stdout.isEmpty)
         #expect(rootless.stderr.contains("chain"))
@@ -231,19 +237,19 @@ struct APICommandTests {
         try Data(try PrivateKey.generateP256().pemEncoded.utf8).write(to: strangerFile)
         var stranger = world.common
         if let index = stranger.firstIndex(of: "--private-key") { stranger[index + 1] = strangerFile.path }
-        let unauthorized = try ReceiptTool.run(["api", "transaction", world.ids[0]] + stranger)
+        let unauthorized = try await tool(["api", "transaction", world.ids[0]] + stranger)
         #expect(unauthorized.status == 1 && unauthorized.stdout.isEmpty)
         #expect(unauthorized.stderr.contains("unauthorized") && unauthorized.stderr.contains("HTTP 401"))
-        let missing = try ReceiptTool.run(["api", "transaction", "2999999999999999"] + world.common)
+        let missing = try await tool(["api", "transaction", "2999999999999999"] + world.common)
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("transactionIdNotFound (4040010)"))
         var production = world.common
         if let index = production.firstIndex(of: "--environment") { production[index + 1] = "production" }
-        let wrongEnvironment = try ReceiptTool.run(["api", "transaction", world.ids[0]] + production)
+        let wrongEnvironment = try await tool(["api", "transaction", world.ids[0]] + production)
         #expect(wrongEnvironment.status == 1 && wrongEnvironment.stdout.isEmpty)
         #expect(wrongEnvironment.stderr.contains("environment"))
         world.server.script([.rateLimited(retryAfter: "0")], for: .transactionInfo)
-        let retried = try ReceiptTool.run(["api", "transaction", world.ids[0], "--json"] + world.common)
+        let retried = try await tool(["api", "transaction", world.ids[0], "--json"] + world.common)
         #expect(retried.status == 0)
         #expect(world.server.requests.suffix(2).map(\.status) == [429, 200])
         await world.finish()
@@ -255,19 +261,19 @@ struct APICommandTests {
         world.buy("com.example.coins")
         let receiptAnchor = world.directory.appendingPathComponent("receipt-root.der")
         try Data(world.receiptPKI.root.derEncoded).write(to: receiptAnchor)
-        let verified = try ReceiptTool.run(
+        let verified = try await tool(
             ["api", "history", "--from-receipt", world.receiptURL.path, "--receipt-anchor", receiptAnchor.path, "--json"] + world.common)
         #expect(verified.status == 0, "\(verified.stderr)")
         #expect(try APIToolWorld.lines(verified.stdout).compactMap { $0["transactionId"]?.stringValue } == world.ids)
         #expect(world.server.requests.first?.path == "/inApps/v2/history/\(world.ids[0])")
         // Against Apple's roots the test receipt does not verify: nothing is requested.
         let before = world.server.requests.count
-        let refused = try ReceiptTool.run(["api", "history", "--from-receipt", world.receiptURL.path, "--json"] + world.common)
+        let refused = try await tool(["api", "history", "--from-receipt", world.receiptURL.path, "--json"] + world.common)
         #expect(refused.status == 1 && refused.stdout.isEmpty)
         #expect(refused.stderr.contains("notVerified"))
         #expect(world.server.requests.count == before)
         // Only when asked by name is it read unverified.
-        let unverified = try ReceiptTool.run(
+        let unverified = try await tool(
             ["api", "history", "--from-receipt", world.receiptURL.path, "--unverified-receipt", "--json"] + world.common)
         #expect(unverified.status == 0)
         #expect(try APIToolWorld.lines(unverified.stdout).count == 2)
@@ -284,7 +290,7 @@ struct APICommandTests {
             ["api", "transaction", "1", "--from-receipt", "r"] + common, ["api", "statuses", "1", "--status", "9"] + common,
             ["api", "transaction", "1"] + common + ["--base-url", "ftp://x"],
         ] {
-            let result = try ReceiptTool.run(arguments)
+            let result = try await tool(arguments)
             #expect(result.status == 64, "\(arguments.prefix(4)): \(result.stderr)")
         }
         #expect(world.server.requests.isEmpty)
