@@ -43,7 +43,7 @@ enum MakeJWS {
             } catch {
                 throw ToolFailure("\(output): \(error.localizedDescription)")
             }
-            printError("Wrote \(output): a \(token.utf8.count)-byte JWS, \(chain.count) certificate\(chain.count == 1 ? "" : "s") in x5c")
+            printOut("Wrote \(output): a \(token.utf8.count)-byte JWS, \(chain.count) certificate\(chain.count == 1 ? "" : "s") in x5c")
         } else {
             printOut(token)
         }

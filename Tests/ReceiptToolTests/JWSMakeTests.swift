@@ -218,7 +218,7 @@ import Testing
             "-o", directory.appendingPathComponent("xcode.jws").path,
         ])
         #expect(result.status == 0)
-        #expect(result.stderr.contains("1 certificate in x5c"))
+        #expect(result.stdout.contains("1 certificate in x5c"))
         let token = directory.appendingPathComponent("xcode.jws").path
         let xcode = try ReceiptTool.run(["verify", token, "--policy", "xcode", "--anchor", certificate, "--environment", "xcode"])
         #expect(xcode.status == 0, "\(xcode.stdout)")
