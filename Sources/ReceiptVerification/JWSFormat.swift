@@ -5,7 +5,7 @@ public import ReceiptCrypto
 
 /// A JWS and the payload decoded from exactly its signed bytes.
 public struct SignedJWS<Value: AppStoreSignedPayload>: Sendable {
-    /// The token, split and decoded (its ``CompactJWS/signingInput`` is what the signature covers).
+    /// The token, split and decoded (its `CompactJWS.signingInput` is what the signature covers).
     public let jws: CompactJWS
     /// The payload decoded from the token's payload segment. Trust it only when the verdict it came
     /// with is valid.
