@@ -45,8 +45,8 @@ let package = Package(
         // Pure Swift DER/BER reader and DER writer. No Foundation.
         .target(name: "ASN1", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // Strict JSON: the package's one parser (ordered members, exact number text, duplicate keys,
-        // UTF-8, trailing data and limits checked while reading) and a writer. Pure Swift, no dependencies.
-        .target(name: "JSON", swiftSettings: swiftSettings),
+        // UTF-8, trailing data and limits checked while reading) and a writer. Pure Swift.
+        .target(name: "JSON", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // Compact JWS splitter and header, and the App Store payload models (transactions, renewal
         // info, app transactions, notifications V2). Parsing only: no signature or chain checks.
         .target(name: "JWS", dependencies: ["JSON", "Internals"], swiftSettings: swiftSettings),
@@ -82,13 +82,16 @@ let package = Package(
         ),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
         .target(name: "RMStore", dependencies: ["Internals"], swiftSettings: swiftSettings),
-        // A simulated App Store implementing the store's protocols, signing receipts with a test PKI.
-        .target(name: "StoreTesting", dependencies: ["Internals", "RMStore", "Receipts", "ReceiptSigning"], swiftSettings: swiftSettings),
+        // A simulated App Store implementing the store's protocols, signing receipts and StoreKit 2
+        // JWS transactions with test PKIs.
+        .target(
+            name: "StoreTesting", dependencies: ["Internals", "JSON", "JWS", "RMStore", "Receipts", "ReceiptSigning"],
+            swiftSettings: swiftSettings),
         // Receipt verifiers that plug into the store (app receipts offline, transaction receipts
-        // offline or through VerifyReceiptClient).
+        // offline or through VerifyReceiptClient, StoreKit 2 JWS transactions offline).
         .target(
             name: "RMStoreVerifiers",
-            dependencies: ["RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            dependencies: ["Internals", "JWS", "RMStore", "Receipts", "ReceiptVerification", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
 
@@ -128,7 +131,9 @@ let package = Package(
         // RMStore's API end to end against the simulated App Store (`swift run store-demo`).
         .executableTarget(
             name: "store-demo",
-            dependencies: ["RMStore", "RMStoreVerifiers", "ReceiptSigning", "ReceiptVerification", "Receipts", "StoreTesting"],
+            dependencies: [
+                "JWS", "RMStore", "RMStoreVerifiers", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts", "StoreTesting",
+            ],
             swiftSettings: swiftSettings
         ),
         // Child process for the store's crash-safety test: writes a persistor in a loop until killed.
@@ -188,18 +193,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "RMStoreTests", dependencies: ["RMStore", "StoreTesting", "TestSupport", "persistence-child"],
+            name: "RMStoreTests", dependencies: ["JWS", "RMStore", "StoreTesting", "TestSupport", "persistence-child"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RMStoreVerifiersTests",
             dependencies: [
-                "HTTPServer", "Internals", "RMStore", "RMStoreVerifiers", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning",
+                "HTTPServer", "Internals", "JWS", "RMStore", "RMStoreVerifiers", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning",
                 "ReceiptVerification", "Receipts", "StoreTesting", "TestSupport", "VerifyReceipt", "store-demo",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "ReceiptToolTests", dependencies: ["ASN1", "JSON", "ReceiptCrypto", "TestSupport", "receipt-tool"],
+            name: "ReceiptToolTests",
+            dependencies: ["ASN1", "JSON", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport", "receipt-tool"],
             swiftSettings: swiftSettings),
     ]
 )

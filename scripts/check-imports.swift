@@ -8,7 +8,10 @@
 //   executables are exempt, since tests depend on them to have them built, not to import them;
 // - COpenSSL imported anywhere but ReceiptCrypto and CryptoBaselines;
 // - a product whose targets reach CryptoBaselines or TestSupport.
-// With `--graph` it prints each target's package dependencies instead, one line per target.
+// - a README.md whose Layout section misses a target's directory, or whose import graph (the
+//   block after "What each module imports") differs from what the sources import.
+// With `--graph` it prints each target's package dependencies instead, one line per target; with
+// `--readme-graph` it prints the README's graph block for the current sources.
 // Exit status 0 when everything agrees, 1 otherwise.
 
 import Foundation
@@ -26,6 +29,7 @@ func fail(_ message: String) -> Never {
 }
 
 let printGraph = CommandLine.arguments.contains("--graph")
+let printReadmeGraph = CommandLine.arguments.contains("--readme-graph")
 let input = FileHandle.standardInput.readDataToEndOfFile()
 guard let manifest = try? JSONSerialization.jsonObject(with: input) as? [String: Any],
     let targetList = manifest["targets"] as? [[String: Any]],
@@ -117,6 +121,66 @@ for product in productList {
     for forbidden in ["CryptoBaselines", "TestSupport"] where linked.contains(forbidden) {
         problems.append("product \(name) links \(forbidden), which is for tests and Benchmarks only")
     }
+}
+
+// README.md's Layout section: every target's directory is listed, and the import graph block
+// matches the sources.
+let graphTargets = targets.values.filter { $0.type != "system" && $0.type != "test" }.sorted { $0.name < $1.name }
+/// The README graph: products and executables first, then the modules only tests and tools use.
+func readmeGraph() -> [String] {
+    func line(_ target: Target) -> [String] {
+        let edges = (importsByTarget[target.name] ?? []).sorted()
+        let head = target.name.padding(toLength: 21, withPad: " ", startingAt: 0) + (edges.isEmpty ? "(nothing)" : "→ ")
+        guard !edges.isEmpty else { return [head] }
+        var lines: [String] = []
+        var current = head
+        for (index, edge) in edges.enumerated() {
+            let piece = edge + (index == edges.count - 1 ? "" : ",")
+            if current.count + piece.count + 1 > 100, current != head {
+                lines.append(current)
+                current = String(repeating: " ", count: 23) + piece
+            } else {
+                current += (current == head ? "" : " ") + piece
+            }
+        }
+        lines.append(current)
+        return lines
+    }
+    let support: Set<String> = ["CryptoBaselines", "TestSupport", "FuzzTargets", "Fuzz", "Benchmarks"]
+    var lines: [String] = []
+    for target in graphTargets where !support.contains(target.name) { lines += line(target) }
+    lines.append("")
+    lines.append("tests and tools only:")
+    for target in graphTargets where support.contains(target.name) { lines += line(target) }
+    return lines
+}
+if let readme = try? String(contentsOfFile: "README.md", encoding: .utf8) {
+    let lines = readme.components(separatedBy: "\n")
+    if let layout = lines.firstIndex(of: "## Layout") {
+        let section = lines[layout...]
+        let text = section.joined(separator: "\n")
+        for target in graphTargets where !text.contains(target.directory) {
+            problems.append("README.md's Layout section does not list \(target.directory) (target \(target.name))")
+        }
+        if let intro = section.firstIndex(where: { $0.hasPrefix("What each module imports") }),
+            let open = section[intro...].firstIndex(where: { $0.hasPrefix("```") }),
+            let close = section[(open + 1)...].firstIndex(where: { $0.hasPrefix("```") })
+        {
+            let written = Array(section[(open + 1)..<close])
+            if written != readmeGraph() {
+                problems.append("README.md's import graph differs from the sources (scripts/check-imports.sh --readme-graph prints it)")
+            }
+        } else {
+            problems.append("README.md's Layout section has no import graph block after \"What each module imports\"")
+        }
+    } else {
+        problems.append("README.md has no \"## Layout\" section")
+    }
+}
+
+if printReadmeGraph {
+    for line in readmeGraph() { print(line) }
+    exit(0)
 }
 
 if printGraph {

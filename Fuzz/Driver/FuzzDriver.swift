@@ -10,6 +10,8 @@ import FuzzTargets
 #if FUZZING
     nonisolated(unsafe) var selectedTarget: FuzzTargets.Target?
 
+    /// libFuzzer's start-up hook: selects the target named by the `FUZZ_TARGET` environment
+    /// variable, or exits with status 2 listing the valid names.
     @_cdecl("LLVMFuzzerInitialize")
     public func fuzzerInitialize(
         _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
@@ -24,6 +26,8 @@ import FuzzTargets
         return 0
     }
 
+    /// libFuzzer's per-input hook: runs the selected target, whose oracle stops the process on a
+    /// violation, over one input. Always returns 0, as libFuzzer expects.
     @_cdecl("LLVMFuzzerTestOneInput")
     public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         selectedTarget?.run(Array(UnsafeBufferPointer(start: data, count: size)))

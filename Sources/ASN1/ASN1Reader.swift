@@ -211,7 +211,7 @@ public struct ASN1Element: Sendable {
 /// try outer.finish()
 /// ```
 ///
-/// Positions are absolute indices of the slice given to ``init(_:rules:limits:)``; errors carry them.
+/// Positions are absolute indices into the buffer the reader was created over; errors carry them.
 public struct ASN1Reader: Sendable {
     /// The bytes this reader covers.
     public let bytes: ArraySlice<UInt8>

@@ -254,47 +254,7 @@ extension ASN1RawReader {
     /// Strict UTF-8 validation (no overlongs, no surrogates, nothing above U+10FFFF).
     @usableFromInline
     static func validUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        let n = bytes.count
-        while i < n {
-            let b0 = bytes[i]
-            if b0 < 0x80 {
-                i += 1
-                continue
-            }
-            let need: Int
-            var lower: UInt8 = 0x80
-            var upper: UInt8 = 0xBF
-            switch b0 {
-            case 0xC2...0xDF: need = 1
-            case 0xE0:
-                need = 2
-                lower = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: need = 2
-            case 0xED:
-                need = 2
-                upper = 0x9F
-            case 0xF0:
-                need = 3
-                lower = 0x90
-            case 0xF1...0xF3: need = 3
-            case 0xF4:
-                need = 3
-                upper = 0x8F
-            default: return false
-            }
-            guard i + need < n else { return false }
-            let second = bytes[i + 1]
-            guard second >= lower && second <= upper else { return false }
-            var k = 2
-            while k <= need {
-                let b = bytes[i + k]
-                guard b & 0xC0 == 0x80 else { return false }
-                k += 1
-            }
-            i += need + 1
-        }
-        return true
+        UTF8Sequence.isValid(bytes)
     }
 
     /// Decodes UTCTime or GeneralizedTime content.

@@ -97,6 +97,18 @@ public struct HTTPResponse: Sendable {
             body: Array((message + "\n").utf8))
     }
 
+    /// Whether the server writes this header itself (`Content-Length`, `Connection`, `Date`,
+    /// `Transfer-Encoding`), so a handler's copy is dropped.
+    static func isReserved(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 4: name.lowercased() == "date"
+        case 10: name.lowercased() == "connection"
+        case 14: name.lowercased() == "content-length"
+        case 17: name.lowercased() == "transfer-encoding"
+        default: false
+        }
+    }
+
     /// The standard reason phrase of `status`.
     public static func reasonPhrase(_ status: Int) -> String {
         switch status {

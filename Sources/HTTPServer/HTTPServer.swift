@@ -22,6 +22,19 @@ public struct HTTPServerConfiguration: Sendable {
     /// At most this many connections are served at once, each on its own thread; further
     /// connections get `503 Service Unavailable` and are closed.
     public var maximumConnections: Int
+    /// At most this many of those connections from one client address (an IPv4 address, or the
+    /// /64 prefix of an IPv6 address); further ones from that address get `503` while other
+    /// clients are still served. 0 turns the cap off. Default 32 (a quarter of the default
+    /// ``maximumConnections``), so one source can never hold every slot.
+    ///
+    /// Behind a reverse proxy every connection comes from the proxy's address: list it in
+    /// ``trustedProxies`` (or set 0) and let the proxy limit its own clients.
+    public var maximumConnectionsPerClient: Int
+    /// Addresses (IPv4 or IPv6 literals) exempt from ``maximumConnectionsPerClient``: reverse
+    /// proxies or load balancers that carry many clients' connections. They still count toward
+    /// ``maximumConnections``. Forwarded-address headers are not used for the cap: it is applied
+    /// when a connection is accepted, before any request on it is read.
+    public var trustedProxies: [String]
     /// Largest accepted body; a larger declared or chunked body gets `413`.
     public var maximumBodySize: Int
     /// Largest request head (request line and header fields); beyond it, `431`.
@@ -49,7 +62,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Creates a configuration; the defaults suit a small JSON service on loopback.
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, backlog: Int32 = 128, maximumConnections: Int = 128,
-        maximumBodySize: Int = 4 << 20, maximumHeaderSize: Int = 16 << 10, maximumHeaderCount: Int = 100,
+        maximumConnectionsPerClient: Int = 32, trustedProxies: [String] = [], maximumBodySize: Int = 4 << 20,
+        maximumHeaderSize: Int = 16 << 10, maximumHeaderCount: Int = 100,
         requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(5), writeTimeout: Duration = .seconds(10),
         keepAlive: Bool = true, maximumRequestsPerConnection: Int = 1000, shutdownGracePeriod: Duration = .seconds(5),
         log: (@Sendable (String) -> Void)? = nil
@@ -58,6 +72,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.port = port
         self.backlog = backlog
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
+        self.trustedProxies = trustedProxies
         self.maximumBodySize = maximumBodySize
         self.maximumHeaderSize = maximumHeaderSize
         self.maximumHeaderCount = maximumHeaderCount
@@ -88,8 +104,11 @@ public struct HTTPServerError: Error, Sendable, Hashable, CustomStringConvertibl
 public struct HTTPServerStatistics: Sendable, Hashable {
     /// Connections accepted and served.
     public var connections = 0
-    /// Connections turned away with 503 because ``HTTPServerConfiguration/maximumConnections`` were busy.
+    /// Connections turned away with 503: every slot of ``HTTPServerConfiguration/maximumConnections``
+    /// was busy, or their client already held ``HTTPServerConfiguration/maximumConnectionsPerClient``.
     public var rejectedConnections = 0
+    /// Of ``rejectedConnections``, those turned away because their client held its share.
+    public var rejectedConnectionsPerClient = 0
     /// Requests handed to the handler.
     public var requests = 0
     /// Requests answered with a 4xx/5xx by the server itself (malformed HTTP, limits, timeouts).
@@ -101,17 +120,22 @@ public struct HTTPServerStatistics: Sendable, Hashable {
 /// A small HTTP/1.1 server on POSIX sockets, one thread per connection.
 ///
 /// - **Threads**: one accept thread; each accepted connection gets its own thread, up to
-///   ``HTTPServerConfiguration/maximumConnections`` at once (more are answered `503` and closed).
-///   The handler runs on the connection thread.
+///   ``HTTPServerConfiguration/maximumConnections`` at once, and at most
+///   ``HTTPServerConfiguration/maximumConnectionsPerClient`` from one client address (more are
+///   answered `503` and closed). The handler runs on the connection thread.
 /// - **Parsing**: request line and header fields are checked (tokens, one Host for HTTP/1.1, no line
 ///   folding, no control characters); bodies are framed by Content-Length or chunked coding, never
-///   both; `Expect: 100-continue` is honoured. Errors are answered with 400, 405 (by handlers), 408,
+///   both; chunk sizes are hex digits only, followed by nothing but RFC 9112 chunk extensions,
+///   and every line of a chunked body ends in CRLF; `Expect: 100-continue` is honoured. Errors are answered with 400, 405 (by handlers), 408,
 ///   411, 413, 417, 431, 501 or 505, and the connection is closed.
 /// - **Limits and timeouts**: head size and field count, body size, a deadline per request, an idle
 ///   timeout between kept-alive requests, a write deadline (see ``HTTPServerConfiguration``).
-/// - **Shutdown**: ``stop()`` closes the listening socket at once, lets requests in progress finish
-///   within the grace period, closes idle connections immediately, then shuts down what remains.
-///   Hook it to SIGINT/SIGTERM with ``stopOnSignals(_:)``.
+/// - **Shutdown**: ``stop()`` answers every request whose bytes arrived before it: connections
+///   waiting in the listen queue are accepted one last time, and each connection reads what is
+///   already in its socket before it honours the stop. Then the listening socket closes, requests
+///   in progress finish within the grace period (their responses say `Connection: close`), idle
+///   connections close at once, and what remains is shut down. Hook it to SIGINT/SIGTERM with
+///   ``stopOnSignals(_:)``.
 ///
 /// Stateless between requests: several instances can run behind any load balancer.
 public final class HTTPServer: Sendable {
@@ -128,6 +152,7 @@ public final class HTTPServer: Sendable {
         var wakeWrite: Int32 = -1
         var port: UInt16 = 0
         var connectionFDs = Set<Int32>()
+        var connectionsPerClient: [ClientAddress: Int] = [:]
         var statistics = HTTPServerStatistics()
     }
 
@@ -157,6 +182,10 @@ public final class HTTPServer: Sendable {
         }
         guard !alreadyStarted else {
             throw HTTPServerError(operation: "start", errorNumber: nil, reason: "the server was already started")
+        }
+        for proxy in configuration.trustedProxies where ClientAddress(literal: proxy) == nil {
+            state.withLock { $0.started = false }
+            throw HTTPServerError(operation: "configuration", errorNumber: nil, reason: "trusted proxy '\(proxy)' is not an IP address")
         }
         let listenFD: Int32
         let port: UInt16
@@ -309,6 +338,7 @@ public final class HTTPServer: Sendable {
     }
 
     func acceptLoop(listenFD: Int32, wakeFD: Int32) {
+        let exempt = Set(configuration.trustedProxies.compactMap { ClientAddress(literal: $0) })
         while true {
             var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&fds, nfds_t(fds.count), -1)
@@ -317,55 +347,14 @@ public final class HTTPServer: Sendable {
                 configuration.log?("poll failed: \(String(cString: strerror(errno)))")
                 break
             }
-            if fds[1].revents != 0 { break }
+            if fds[1].revents != 0 {
+                // Stopping: connections already in the listen queue may hold requests sent before
+                // the stop; accept them one last time so those requests are answered.
+                while acceptOne(listenFD: listenFD, wakeFD: wakeFD, exempt: exempt, draining: true) {}
+                break
+            }
             guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                switch errno {
-                case EINTR, EAGAIN, ECONNABORTED, EPROTO: continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    configuration.log?("accept: \(String(cString: strerror(errno))); backing off")
-                    usleep(10_000)
-                    continue
-                default:
-                    configuration.log?("accept failed: \(String(cString: strerror(errno)))")
-                    continue
-                }
-            }
-            Self.setFlags(fd, nonBlocking: true)
-            var one: Int32 = 1
-            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let admitted = state.withLock { state -> Bool in
-                guard state.statistics.activeConnections < configuration.maximumConnections, !state.stopping else {
-                    state.statistics.rejectedConnections += 1
-                    return false
-                }
-                state.statistics.activeConnections += 1
-                state.statistics.connections += 1
-                state.connectionFDs.insert(fd)
-                return true
-            }
-            guard admitted else {
-                let busy = Array(
-                    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
-                _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                close(fd)
-                continue
-            }
-            connectionGroup.enter()
-            let thread = Thread { [self] in
-                var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self)
-                connection.run()
-                state.withLock { state in
-                    state.connectionFDs.remove(fd)
-                    state.statistics.activeConnections -= 1
-                }
-                close(fd)
-                connectionGroup.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.name = "HTTPServer connection"
-            thread.start()
+            _ = acceptOne(listenFD: listenFD, wakeFD: wakeFD, exempt: exempt, draining: false)
         }
         close(listenFD)
         // Graceful part: idle connections saw the wake pipe and are closing; busy ones may finish.
@@ -387,8 +376,144 @@ public final class HTTPServer: Sendable {
         lifetime.leave()
     }
 
+    /// Accepts one connection and starts its thread, or answers it `503`. Returns false when the
+    /// listen queue is empty (or accepting failed).
+    func acceptOne(listenFD: Int32, wakeFD: Int32, exempt: Set<ClientAddress>, draining: Bool) -> Bool {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let fd = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listenFD, $0, &length) }
+        }
+        if fd < 0 {
+            switch errno {
+            case EINTR, ECONNABORTED, EPROTO: return true
+            case EAGAIN, EWOULDBLOCK: return false
+            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                configuration.log?("accept: \(String(cString: strerror(errno))); backing off")
+                if !draining { usleep(10_000) }
+                return false
+            default:
+                configuration.log?("accept failed: \(String(cString: strerror(errno)))")
+                return false
+            }
+        }
+        Self.setFlags(fd, nonBlocking: true)
+        var one: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let client = ClientAddress(storage)
+        let perClient = configuration.maximumConnectionsPerClient
+        let capped = perClient > 0 && !(client.map { exempt.contains($0) } ?? false)
+        enum Admission { case admitted, full, clientFull }
+        let admission = state.withLock { state -> Admission in
+            guard state.statistics.activeConnections < configuration.maximumConnections, !state.stopping || draining else {
+                state.statistics.rejectedConnections += 1
+                return .full
+            }
+            if capped, let client, state.connectionsPerClient[client, default: 0] >= perClient {
+                state.statistics.rejectedConnections += 1
+                state.statistics.rejectedConnectionsPerClient += 1
+                return .clientFull
+            }
+            if let client { state.connectionsPerClient[client, default: 0] += 1 }
+            state.statistics.activeConnections += 1
+            state.statistics.connections += 1
+            state.connectionFDs.insert(fd)
+            return .admitted
+        }
+        guard admission == .admitted else {
+            if admission == .clientFull { configuration.log?("503: \(client?.description ?? "a client") holds \(perClient) connections") }
+            let busy = Array(
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
+            _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(fd)
+            return true
+        }
+        connectionGroup.enter()
+        let thread = Thread { [self] in
+            var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self)
+            connection.run()
+            state.withLock { state in
+                state.connectionFDs.remove(fd)
+                state.statistics.activeConnections -= 1
+                if let client {
+                    let remaining = state.connectionsPerClient[client, default: 1] - 1
+                    state.connectionsPerClient[client] = remaining > 0 ? remaining : nil
+                }
+            }
+            close(fd)
+            connectionGroup.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.name = "HTTPServer connection"
+        thread.start()
+        return true
+    }
+
     func countProtocolError() { state.withLock { $0.statistics.protocolErrors += 1 } }
     func countRequest() { state.withLock { $0.statistics.requests += 1 } }
+}
+
+/// A client as ``HTTPServerConfiguration/maximumConnectionsPerClient`` counts it: an IPv4
+/// address, or the /64 prefix of an IPv6 address (one host or subscriber usually holds a whole
+/// /64). IPv4-mapped IPv6 addresses count as the IPv4 address.
+package struct ClientAddress: Hashable, Sendable, CustomStringConvertible {
+    /// 4 or 6.
+    let family: UInt8
+    /// IPv4: the address; IPv6: the first 64 bits.
+    let bits: UInt64
+
+    init(family: UInt8, bits: UInt64) {
+        self.family = family
+        self.bits = bits
+    }
+
+    /// The client of an accepted connection; `nil` for a family other than IPv4 and IPv6.
+    init?(_ storage: sockaddr_storage) {
+        var storage = storage
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            let address = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+            }
+            self.init(family: 4, bits: UInt64(address))
+        case AF_INET6:
+            let bytes = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                    withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
+                }
+            }
+            self.init(ipv6: bytes)
+        default:
+            return nil
+        }
+    }
+
+    /// An IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `::ffff:10.0.0.1`).
+    package init?(literal: String) {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, literal, &v4) == 1 {
+            self.init(family: 4, bits: UInt64(UInt32(bigEndian: v4.s_addr)))
+            return
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, literal, &v6) == 1 else { return nil }
+        self.init(ipv6: withUnsafeBytes(of: v6) { Array($0) })
+    }
+
+    init(ipv6 bytes: [UInt8]) {
+        let mapped = bytes.count == 16 && bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+        if mapped {
+            self.init(family: 4, bits: bytes[12..<16].reduce(0) { $0 << 8 | UInt64($1) })
+        } else {
+            self.init(family: 6, bits: bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
+        }
+    }
+
+    /// `127.0.0.2`, or `2001:db8:0:1::/64`.
+    package var description: String {
+        if family == 4 { return (0..<4).map { String(bits >> (24 - 8 * $0) & 0xFF) }.joined(separator: ".") }
+        return (0..<4).map { String(bits >> (48 - 16 * $0) & 0xFFFF, radix: 16) }.joined(separator: ":") + "::/64"
+    }
 }
 
 extension Duration {
@@ -404,19 +529,25 @@ extension Duration {
 }
 
 /// One connection: reads requests, calls the handler, writes responses, until the peer closes,
-/// a limit or timeout is hit, or the server stops.
+/// a limit or timeout is hit, or the server stops (after answering what had already arrived).
 struct HTTPConnection {
     let fd: Int32
     let wakeFD: Int32
     let server: HTTPServer
+    let config: HTTPServerConfiguration
+    /// Received bytes not consumed yet.
     var buffer: [UInt8] = []
-    var config: HTTPServerConfiguration { server.configuration }
+    /// The one receive buffer of the connection (not one per read).
+    var scratch = [UInt8](repeating: 0, count: 16 << 10)
+    /// The `Date` header value and the second it was made for (formatted once a second).
+    var date: (second: Int, text: String) = (-1, "")
 
     init(fd: Int32, wakeFD: Int32, server: HTTPServer) {
         self.fd = fd
         self.wakeFD = wakeFD
         self.server = server
-        buffer.reserveCapacity(8192)
+        self.config = server.configuration
+        buffer.reserveCapacity(16 << 10)
     }
 
     enum ReadOutcome {
@@ -426,8 +557,29 @@ struct HTTPConnection {
         case stopping
     }
 
+    enum ReceiveOutcome {
+        case data
+        case closed
+        case empty
+    }
+
+    /// One `recv` of what the socket holds now, appended to the buffer.
+    mutating func receive() -> ReceiveOutcome {
+        while true {
+            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer.append(contentsOf: scratch[0..<count])
+                return .data
+            }
+            if count == 0 { return .closed }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .empty : .closed
+        }
+    }
+
     /// Waits until the socket is readable (or the deadline passes, or — when `watchStop` is set — the
-    /// server stops), then appends what can be read to the buffer.
+    /// server stops), then appends what can be read to the buffer. Bytes that have arrived always
+    /// win over a stop: the stop is reported only when the socket has nothing to read.
     mutating func fill(until deadline: ContinuousClock.Instant, watchStop: Bool) -> ReadOutcome {
         while true {
             let remaining = ContinuousClock.now.duration(to: deadline)
@@ -440,18 +592,40 @@ struct HTTPConnection {
                 return .closed
             }
             if ready == 0 { continue }
-            if watchStop, fds[1].revents != 0 { return .stopping }
-            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) == 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 16 << 10)
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                buffer.append(contentsOf: chunk[0..<count])
-                return .data
+            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                switch receive() {
+                case .data: return .data
+                case .closed: return .closed
+                case .empty: break
+                }
             }
-            if count == 0 { return .closed }
-            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-            return .closed
+            if watchStop, fds[1].revents != 0 { return .stopping }
         }
+    }
+
+    /// Reads, without waiting, everything the socket already holds (up to the most one request
+    /// may take): what a client sent before a stop is answered.
+    mutating func drainArrived() {
+        // The sum saturates at Int.max (limits come from the configuration, which may be huge).
+        let limit = [config.maximumHeaderSize, config.maximumBodySize, 64 << 10].reduce(0) { total, part in
+            total.addingReportingOverflow(part).overflow ? Int.max : total + part
+        }
+        while buffer.count < limit, case .data = receive() {}
+    }
+
+    /// Whether the buffer holds the start of another request (anything but empty lines).
+    var hasRequestBytes: Bool { buffer.contains { $0 != 0x0D && $0 != 0x0A } }
+
+    /// After a stop: whether a request had arrived (or was arriving) on this connection. Reads
+    /// what the socket holds, and if that is nothing, waits a moment (25 ms) for bytes a client
+    /// sent just before the stop that are still on their way through the network stack.
+    mutating func requestArrivedBeforeStop() -> Bool {
+        drainArrived()
+        if hasRequestBytes { return true }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while poll(&descriptor, 1, 25) < 0, errno == EINTR {}
+        drainArrived()
+        return hasRequestBytes
     }
 
     /// Writes all of `bytes` before the deadline; false if the peer is gone or too slow.
@@ -480,8 +654,8 @@ struct HTTPConnection {
         var served = 0
         var first = true
         while true {
-            let stopping = server.isStopping
-            if stopping && buffer.isEmpty { return }
+            // Honour a stop only after reading what has already arrived.
+            if server.isStopping, !requestArrivedBeforeStop() { return }
             // Wait for the next request's first byte (idle), then read it within the request deadline.
             let waitDeadline = ContinuousClock.now.advanced(by: first ? config.requestTimeout : config.idleTimeout)
             first = false
@@ -494,7 +668,8 @@ struct HTTPConnection {
                 buffer.removeAll(keepingCapacity: true)
                 switch fill(until: waitDeadline, watchStop: true) {
                 case .data: continue
-                case .closed, .timedOut, .stopping: return
+                case .stopping: if !requestArrivedBeforeStop() { return }
+                case .closed, .timedOut: return
                 }
             }
             let deadline = ContinuousClock.now.advanced(by: config.requestTimeout)
@@ -513,7 +688,7 @@ struct HTTPConnection {
             server.countRequest()
             var response = server.handler.respond(to: request)
             let connectionTokens = request.headerTokens("connection")
-            var keepAlive = config.keepAlive && !response.closesConnection && !server.isStopping
+            var keepAlive = config.keepAlive && !response.closesConnection
             if request.minorVersion == 0 {
                 keepAlive = keepAlive && connectionTokens.contains("keep-alive")
             } else {
@@ -521,10 +696,20 @@ struct HTTPConnection {
             }
             served += 1
             if served >= config.maximumRequestsPerConnection { keepAlive = false }
+            var closingForStop = false
+            if keepAlive, server.isStopping, !requestArrivedBeforeStop() {
+                // Stopping: the connection stays only for requests that have already arrived.
+                keepAlive = false
+                closingForStop = true
+            }
             if request.method == "HEAD" { response.closesConnection = !keepAlive }
-            guard send(encode(response, keepAlive: keepAlive, headOnly: request.method == "HEAD", minor: request.minorVersion)),
-                keepAlive
-            else { return }
+            let sent = send(encode(response, keepAlive: keepAlive, headOnly: request.method == "HEAD", minor: request.minorVersion))
+            guard sent, keepAlive else {
+                // A client that sends another request after the stop gets a clean end of stream,
+                // not a reset that could discard this response before it reads it.
+                if sent, closingForStop { lingeringClose() }
+                return
+            }
         }
     }
 
@@ -585,8 +770,13 @@ struct HTTPConnection {
                 case .closed, .stopping: throw HTTPRequestError(0, "closed")
                 }
             }
-            body = Array(buffer[0..<length])
-            buffer.removeSubrange(0..<length)
+            if buffer.count == length {
+                swap(&body, &buffer)
+                buffer.reserveCapacity(16 << 10)
+            } else {
+                body = Array(buffer[0..<length])
+                buffer.removeSubrange(0..<length)
+            }
         case .chunked:
             body = try readChunked(deadline: deadline)
         }
@@ -594,17 +784,35 @@ struct HTTPConnection {
             method: head.method, target: head.target, minorVersion: head.minorVersion, headers: head.headers, body: body)
     }
 
-    /// Reads one line (without its CRLF/LF) of at most `limit` bytes.
-    mutating func readLine(deadline: ContinuousClock.Instant, limit: Int) throws(HTTPRequestError) -> [UInt8] {
+    /// Waits until the buffer holds at least `count` bytes.
+    mutating func waitForBytes(_ count: Int, deadline: ContinuousClock.Instant) throws(HTTPRequestError) {
+        while buffer.count < count {
+            switch fill(until: deadline, watchStop: false) {
+            case .data: continue
+            case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
+            case .closed, .stopping: throw HTTPRequestError(0, "closed")
+            }
+        }
+    }
+
+    /// Reads one line of a chunked body, which must end in CRLF (a bare LF, or a CR elsewhere, is
+    /// refused: a proxy that reads such a line differently would frame the body differently), and
+    /// returns it without the CRLF. At most `limit` bytes before the CRLF.
+    mutating func readChunkLine(deadline: ContinuousClock.Instant, limit: Int) throws(HTTPRequestError) -> [UInt8] {
+        var searched = 0
         while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                var line = Array(buffer[0..<newline])
+            if let newline = buffer[searched...].firstIndex(of: 0x0A) {
+                guard newline >= 1, buffer[newline - 1] == 0x0D else {
+                    throw HTTPRequestError(400, "a chunked-body line not ended by CRLF")
+                }
+                guard newline - 1 <= limit else { throw HTTPRequestError(400, "chunk line too long") }
+                let line = Array(buffer[0..<(newline - 1)])
                 buffer.removeSubrange(0...newline)
-                if line.last == 0x0D { line.removeLast() }
-                guard line.count <= limit else { throw HTTPRequestError(400, "chunk line too long") }
+                guard !line.contains(0x0D) else { throw HTTPRequestError(400, "a CR inside a chunked-body line") }
                 return line
             }
-            guard buffer.count <= limit + 2 else { throw HTTPRequestError(400, "chunk line too long") }
+            searched = buffer.count
+            guard buffer.count <= limit + 1 else { throw HTTPRequestError(400, "chunk line too long") }
             switch fill(until: deadline, watchStop: false) {
             case .data: continue
             case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
@@ -616,52 +824,47 @@ struct HTTPConnection {
     mutating func readChunked(deadline: ContinuousClock.Instant) throws(HTTPRequestError) -> [UInt8] {
         var body: [UInt8] = []
         while true {
-            let line = try readLine(deadline: deadline, limit: 1024)
-            let sizeText = line.prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 0x20 && $0 != 0x09 }
-            guard !sizeText.isEmpty, sizeText.count <= 8,
-                let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16), size >= 0
-            else { throw HTTPRequestError(400, "malformed chunk size") }
+            let line = try readChunkLine(deadline: deadline, limit: 1024)
+            let size = try HTTPChunk.size(line, maximum: config.maximumBodySize - body.count)
             if size == 0 { break }
-            guard body.count + size <= config.maximumBodySize else {
-                throw HTTPRequestError(413, "the body is larger than \(config.maximumBodySize) bytes")
-            }
-            while buffer.count < size + 1 {
-                switch fill(until: deadline, watchStop: false) {
-                case .data: continue
-                case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
-                case .closed, .stopping: throw HTTPRequestError(0, "closed")
-                }
-            }
+            try waitForBytes(size + 2, deadline: deadline)
             body.append(contentsOf: buffer[0..<size])
-            buffer.removeSubrange(0..<size)
-            let terminator = try readLine(deadline: deadline, limit: 0)
-            guard terminator.isEmpty else { throw HTTPRequestError(400, "chunk data not followed by CRLF") }
+            guard buffer[size] == 0x0D, buffer[size + 1] == 0x0A else { throw HTTPRequestError(400, "chunk data not followed by CRLF") }
+            buffer.removeSubrange(0..<(size + 2))
         }
-        // Trailer fields, ignored, up to the empty line.
+        // Trailer fields, checked as header fields and then ignored, up to the empty line.
         var trailerBytes = 0
         while true {
-            let line = try readLine(deadline: deadline, limit: config.maximumHeaderSize)
+            let line = try readChunkLine(deadline: deadline, limit: config.maximumHeaderSize)
             if line.isEmpty { return body }
             trailerBytes += line.count
             guard trailerBytes <= config.maximumHeaderSize else { throw HTTPRequestError(431, "trailer fields too large") }
+            guard HTTPChunk.isFieldLine(line) else { throw HTTPRequestError(400, "malformed trailer field") }
         }
     }
 
-    func encode(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool, minor: Int) -> [UInt8] {
-        var text = "HTTP/1.1 \(response.status) \(HTTPResponse.reasonPhrase(response.status))\r\n"
-        let reserved: Set<String> = ["content-length", "connection", "date", "transfer-encoding"]
-        for header in response.headers where !reserved.contains(header.name.lowercased()) {
-            text += "\(header.name): \(header.value)\r\n"
+    mutating func encode(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool, minor: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + (headOnly ? 0 : response.body.count))
+        func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+        append("HTTP/1.1 \(response.status) \(HTTPResponse.reasonPhrase(response.status))\r\n")
+        for header in response.headers where !HTTPResponse.isReserved(header.name) {
+            append(header.name)
+            append(": ")
+            append(header.value)
+            append("\r\n")
         }
-        text += "Content-Length: \(response.body.count)\r\n"
-        text += "Date: \(HTTPDate.format(secondsSince1970: Int64(Date().timeIntervalSince1970)))\r\n"
+        append("Content-Length: \(response.body.count)\r\nDate: ")
+        let now = Int(time(nil))
+        if date.second != now { date = (now, HTTPDate.format(secondsSince1970: Int64(now))) }
+        append(date.text)
+        append("\r\n")
         if !keepAlive {
-            text += "Connection: close\r\n"
+            append("Connection: close\r\n")
         } else if minor == 0 {
-            text += "Connection: keep-alive\r\n"
+            append("Connection: keep-alive\r\n")
         }
-        text += "\r\n"
-        var bytes = Array(text.utf8)
+        append("\r\n")
         if !headOnly { bytes += response.body }
         return bytes
     }
@@ -689,5 +892,91 @@ struct HTTPConnection {
                 return
             }
         }
+    }
+}
+
+/// The chunked transfer coding's line grammar (RFC 9112 section 7.1), strictly.
+enum HTTPChunk {
+    /// The size of a chunk-size line: `1*HEXDIG` then only chunk extensions,
+    /// `*( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )`. A sign, inner spaces,
+    /// `0x` or anything else is 400; a size over `maximum` is 413.
+    static func size(_ line: [UInt8], maximum: Int) throws(HTTPRequestError) -> Int {
+        // Bounded well below Int.max, so that `value * 16 + 15` and `size + 2` cannot overflow.
+        let maximum = min(maximum, Int.max / 32)
+        var index = 0
+        var value = 0
+        while index < line.count, let digit = hexValue(line[index]) {
+            value = value * 16 + digit
+            guard value <= maximum else { throw HTTPRequestError(413, "the body is larger than the limit") }
+            index += 1
+        }
+        guard index > 0 else { throw HTTPRequestError(400, "malformed chunk size") }
+        func skipWhitespace() {
+            while index < line.count, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
+        }
+        func token() -> Bool {
+            let start = index
+            while index < line.count, HTTPRequestHead.isTokenCharacter(line[index]) { index += 1 }
+            return index > start
+        }
+        while index < line.count {
+            skipWhitespace()
+            guard index < line.count, line[index] == UInt8(ascii: ";") else { throw HTTPRequestError(400, "malformed chunk size") }
+            index += 1
+            skipWhitespace()
+            guard token() else { throw HTTPRequestError(400, "malformed chunk extension") }
+            let beforeValue = index
+            skipWhitespace()
+            guard index < line.count, line[index] == UInt8(ascii: "=") else {
+                index = beforeValue
+                continue
+            }
+            index += 1
+            skipWhitespace()
+            if index < line.count, line[index] == UInt8(ascii: "\"") {
+                guard quotedString(line, &index) else { throw HTTPRequestError(400, "malformed chunk extension") }
+            } else {
+                guard token() else { throw HTTPRequestError(400, "malformed chunk extension") }
+            }
+        }
+        return value
+    }
+
+    static func hexValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a")) + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A")) + 10
+        default: nil
+        }
+    }
+
+    /// Moves `index` past a quoted-string that starts at it; false when it is malformed.
+    static func quotedString(_ line: [UInt8], _ index: inout Int) -> Bool {
+        index += 1
+        while index < line.count {
+            let byte = line[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return true
+            case UInt8(ascii: "\\"):
+                guard index + 1 < line.count, isTextCharacter(line[index + 1]) else { return false }
+                index += 2
+            default:
+                guard isTextCharacter(byte) else { return false }
+                index += 1
+            }
+        }
+        return false
+    }
+
+    /// HTAB, SP, visible ASCII and obs-text: what a field value or a quoted-pair may hold.
+    static func isTextCharacter(_ byte: UInt8) -> Bool { byte == 0x09 || (byte >= 0x20 && byte != 0x7F) }
+
+    /// A trailer field line: `token ":" value` with no control character in the value.
+    static func isFieldLine(_ line: [UInt8]) -> Bool {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return false }
+        return line[..<colon].allSatisfy(HTTPRequestHead.isTokenCharacter) && line[(colon + 1)...].allSatisfy(isTextCharacter)
     }
 }

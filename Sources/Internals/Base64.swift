@@ -62,6 +62,25 @@ package enum Base64 {
     /// Decodes base64 text under `rules` (lenient receipt rules by default).
     /// - Throws: ``Failure`` with the offset of the first character that breaks the rules.
     package static func decode(_ text: some Collection<UInt8>, rules: Rules = .lenient) throws(Failure) -> [UInt8] {
+        // Contiguous text (arrays, slices, UTF-8 strings) is decoded by the non-generic loop over
+        // a buffer: the generic loop goes through witness tables byte by byte across modules and
+        // was the largest cost of a verifyReceipt request.
+        if let result = text.withContiguousStorageIfAvailable({ decodeResult($0, rules: rules) }) { return try result.get() }
+        return try Array(text).withUnsafeBufferPointer { decodeResult($0, rules: rules) }.get()
+    }
+
+    /// ``decode(buffer:rules:)`` as a result (closures of `withContiguousStorageIfAvailable` cannot
+    /// throw typed errors).
+    private static func decodeResult(_ text: UnsafeBufferPointer<UInt8>, rules: Rules) -> Result<[UInt8], Failure> {
+        do throws(Failure) {
+            return .success(try decode(buffer: text, rules: rules))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The general decoder: every rule, every error with its offset, one character at a time.
+    static func decodeLoop(_ text: UnsafeBufferPointer<UInt8>, rules: Rules) throws(Failure) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(text.count / 4 * 3 + 3)
         var accumulator: UInt32 = 0
@@ -126,29 +145,61 @@ package enum Base64 {
 
     /// ``encode(_:alphabet:)`` as UTF-8 bytes.
     package static func encodedBytes(_ bytes: some Collection<UInt8>, alphabet: Alphabet = .standard) -> [UInt8] {
+        if let result = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0, alphabet: alphabet) }) { return result }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0, alphabet: alphabet) }
+    }
+
+    private static func encode(buffer bytes: UnsafeBufferPointer<UInt8>, alphabet: Alphabet) -> [UInt8] {
         let table = alphabet == .standard ? standardEncoding : urlEncoding
         let pads = alphabet == .standard
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let b0 = iterator.next() {
-            let b1 = iterator.next()
-            let b2 = iterator.next()
-            let n = UInt32(b0) << 16 | UInt32(b1 ?? 0) << 8 | UInt32(b2 ?? 0)
-            output.append(table[Int(n >> 18 & 63)])
-            output.append(table[Int(n >> 12 & 63)])
-            if b1 != nil { output.append(table[Int(n >> 6 & 63)]) } else if pads { output.append(UInt8(ascii: "=")) }
-            if b2 != nil { output.append(table[Int(n & 63)]) } else if pads { output.append(UInt8(ascii: "=")) }
+        let whole = bytes.count / 3
+        let rest = bytes.count - whole * 3
+        let length = whole * 4 + (rest == 0 ? 0 : pads ? 4 : rest + 1)
+        return [UInt8](unsafeUninitializedCapacity: length) { output, initialized in
+            var out = 0
+            var index = 0
+            for _ in 0..<whole {
+                let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+                output[out] = table[Int(n >> 18 & 63)]
+                output[out + 1] = table[Int(n >> 12 & 63)]
+                output[out + 2] = table[Int(n >> 6 & 63)]
+                output[out + 3] = table[Int(n & 63)]
+                index += 3
+                out += 4
+            }
+            if rest > 0 {
+                let n = UInt32(bytes[index]) << 16 | (rest == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
+                output[out] = table[Int(n >> 18 & 63)]
+                output[out + 1] = table[Int(n >> 12 & 63)]
+                out += 2
+                if rest == 2 {
+                    output[out] = table[Int(n >> 6 & 63)]
+                    out += 1
+                } else if pads {
+                    output[out] = UInt8(ascii: "=")
+                    out += 1
+                }
+                if pads {
+                    output[out] = UInt8(ascii: "=")
+                    out += 1
+                }
+            }
+            initialized = out
         }
-        return output
     }
 
     /// Whether `bytes` look like standard base64 text: only alphabet, `=` and whitespace, at least
     /// 4 significant characters.
     package static func looksLikeBase64(_ bytes: some Collection<UInt8>) -> Bool {
+        if let result = bytes.withContiguousStorageIfAvailable({ looksLikeBase64(buffer: $0) }) { return result }
+        return Array(bytes).withUnsafeBufferPointer { looksLikeBase64(buffer: $0) }
+    }
+
+    private static func looksLikeBase64(buffer bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let table = standardTable
         var significant = 0
         for char in bytes {
-            let value = standardTable[Int(char)]
+            let value = table[Int(char)]
             if value < 64 || char == UInt8(ascii: "=") {
                 significant += 1
             } else if value != whitespace {

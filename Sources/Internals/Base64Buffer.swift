@@ -3,11 +3,11 @@ extension Base64 {
     /// four characters at a time without per-byte protocol calls (a JWS carries about 8 KB of
     /// base64 in its header and certificates).
     ///
-    /// Rules that skip whitespace, and any input the fast loop does not accept, go through
-    /// ``decode(_:rules:)`` itself, so errors and their offsets are exactly that function's.
+    /// Rules that skip whitespace, and any input the fast loop does not accept, go through the
+    /// general decoder, so errors and their offsets are exactly ``decode(_:rules:)``'s.
     package static func decode(buffer text: UnsafeBufferPointer<UInt8>, rules: Rules) throws(Failure) -> [UInt8] {
         if !rules.skipsWhitespace, let decoded = fastDecode(text, rules: rules) { return decoded }
-        return try decode(text, rules: rules)
+        return try decodeLoop(text, rules: rules)
     }
 
     /// ``decode(buffer:rules:)`` for an array slice.

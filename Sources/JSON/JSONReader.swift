@@ -3,6 +3,7 @@
 // It works on an `UnsafeBufferPointer` with explicit positions so that reading a member costs no
 // allocation beyond the values kept. Safety rests on one rule, checked everywhere below: a byte is
 // read only after its position was compared with `end` (the buffer's count).
+import Internals
 
 /// A pull parser over UTF-8 JSON text: the caller asks for the value it expects next, member by
 /// member, and gets typed errors with byte offsets. Limits (size, depth, member count) and the
@@ -211,37 +212,12 @@ package struct JSONReader {
     /// returns the position after it. Rejects overlong forms, surrogates and values past U+10FFFF.
     @inline(__always)
     func utf8Sequence(at i: Int) throws(JSONError) -> Int {
-        let b0 = buffer[i]
-        var low: UInt8 = 0x80
-        var high: UInt8 = 0xBF
-        let length: Int
-        switch b0 {
-        case 0xC2...0xDF: length = 2
-        case 0xE0:
-            length = 3
-            low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED:
-            length = 3
-            high = 0x9F
-        case 0xF0:
-            length = 4
-            low = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4:
-            length = 4
-            high = 0x8F
-        default: throw .make(.invalidUTF8, i, "byte 0x\(String(b0, radix: 16)) cannot start a UTF-8 sequence")
+        switch UTF8Sequence.length(UnsafeRawBufferPointer(buffer), at: i) {
+        case .success(let length): return i + length
+        case .failure(.invalidLead): throw .make(.invalidUTF8, i, "byte 0x\(String(buffer[i], radix: 16)) cannot start a UTF-8 sequence")
+        case .failure(.truncated): throw .make(.invalidUTF8, i, "truncated UTF-8 sequence")
+        case .failure(.invalidContinuation): throw .make(.invalidUTF8, i, "invalid UTF-8 sequence")
         }
-        guard end - i >= length else { throw .make(.invalidUTF8, i, "truncated UTF-8 sequence") }
-        let b1 = buffer[i + 1]
-        guard b1 >= low && b1 <= high else { throw .make(.invalidUTF8, i, "invalid UTF-8 sequence") }
-        var k = 2
-        while k < length {
-            guard buffer[i + k] & 0xC0 == 0x80 else { throw .make(.invalidUTF8, i, "invalid UTF-8 sequence") }
-            k += 1
-        }
-        return i + length
     }
 
     @inline(never)

@@ -141,19 +141,35 @@ public struct JSONWriter: Sendable {
 
     package mutating func writeString(_ value: String) {
         output.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hexDigits = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]])
-            default: output.append(byte)
+        // Runs of bytes that need no escape are appended at once (a `latest_receipt` is one run of
+        // kilobytes); only the rare escapes go byte by byte.
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { text in
+            var run = 0
+            for index in 0..<text.count where text[index] < 0x20 || text[index] == 0x22 || text[index] == 0x5C {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: text[run..<index]))
+                escape(text[index])
+                run = index + 1
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: text[run...]))
+        }
+        if written == nil {
+            for byte in value.utf8 { escape(byte) }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends one byte of a string value, escaped when JSON requires it.
+    mutating func escape(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case 0..<0x20:
+            let hexDigits = Array("0123456789abcdef".utf8)
+            output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]])
+        default: output.append(byte)
+        }
     }
 }

@@ -2,7 +2,7 @@ public import JSON
 
 /// The error every `JWS` API throws: a stable, extensible ``Code``, the byte offset of the problem
 /// in the token (or in the JSON text, when a payload is decoded on its own), a reason, and the
-/// ``JSONError`` behind a JSON problem.
+/// `JSON.JSONError` behind a JSON problem.
 ///
 /// Offsets inside the header or payload point at the base64url character that encodes the
 /// offending decoded byte, so they always index the text the caller passed in. Equality compares

@@ -14,7 +14,7 @@ public protocol JWSPayload: Sendable {
     /// The JSON text the value was decoded from, exactly.
     var jsonPayload: [UInt8] { get }
     /// The value as JSON: the typed fields under Apple's names and with their JSON types (dates
-    /// as their exact number text), then ``unknownFields`` in document order.
+    /// as their exact number text), then the conforming type's `unknownFields` in document order.
     func jsonValue() -> JSONValue
 }
 
@@ -91,7 +91,7 @@ public struct JWSDate: Sendable, Hashable, Comparable, CustomStringConvertible {
 /// `signedRenewalInfo`, `signedAppTransactionInfo`), kept as the token text it arrived as.
 ///
 /// The outer payload's decoder does not parse it: a verifier verifies it (signature, chain,
-/// agreement with the outer payload) like any other token. ``decodeUnverified()`` exists for
+/// agreement with the outer payload) like any other token. ``decodeUnverified(limits:)`` exists for
 /// tools and diagnostics, and its name says what it does not do.
 public struct NestedJWS<Payload: JWSPayload>: Sendable, Hashable {
     /// The token text, exactly as in the outer payload.

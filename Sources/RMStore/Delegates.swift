@@ -2,7 +2,7 @@
 //
 // Ownership: the store holds STRONG references to its delegates. RMStore's weak delegates were a
 // frequent user trap: a persistor created inline was deallocated at once and nothing was ever
-// persisted (RMSTORE.md §9.12, issues #50 and #85). A delegate that itself needs the store must
+// persisted (Docs/StoreBehaviour.md §8.12, issues #50 and #85). A delegate that itself needs the store must
 // hold it weakly (or unowned) to avoid a reference cycle.
 
 /// The verdict of a receipt verifier.

@@ -113,6 +113,7 @@ public struct SubscriptionPeriod: Sendable, Hashable, Codable, CustomStringConve
         return "P\(value)\(letter)"
     }
 
+    /// The ISO 8601 form, for example `P1M`.
     public var description: String { iso8601 }
 
     /// The date one period after `date`, computed in the Gregorian calendar in UTC (so that the
@@ -142,6 +143,7 @@ public struct PaymentID: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Wraps an existing value.
     public init(rawValue: UUID) { self.rawValue = rawValue }
 
+    /// The UUID in its usual upper-case text form.
     public var description: String { rawValue.uuidString }
 }
 
@@ -159,6 +161,14 @@ public struct Payment: Sendable, Hashable, Identifiable {
     /// An opaque id of the app's user account, used by the store to detect fraud and to restore
     /// only that user's purchases.
     public var applicationUsername: String?
+
+    /// The app account token this payment carries: ``applicationUsername`` when it is a UUID (any
+    /// case), else `nil`. The App Store copies such a username into the signed transaction's
+    /// `appAccountToken` (lower-cased), as StoreKit 2's `appAccountToken` purchase option does, so a
+    /// verifier can check that the signed transaction belongs to this user.
+    public var appAccountToken: UUID? {
+        applicationUsername.flatMap { UUID(uuidString: $0) }
+    }
 
     /// Creates a payment with a fresh id.
     public init(productIdentifier: String, quantity: Int = 1, applicationUsername: String? = nil, id: PaymentID = PaymentID()) {
@@ -217,13 +227,21 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
     /// For auto-renewable subscriptions: when this period ends.
     public var expirationDate: Date?
     /// For auto-renewable subscriptions: the web order line item id. Real values are about 10^15,
-    /// so this is 64-bit (RMStore read it through a 32-bit int, RMSTORE.md §9.9).
+    /// so this is 64-bit (RMStore read it through a 32-bit int, Docs/StoreBehaviour.md §8.9).
     public var webOrderLineItemID: Int64?
     /// The legacy per-transaction receipt (iOS 6 `SKPaymentTransaction.transactionReceipt`): the
     /// signed, old-style property list the store attached to this transaction, as raw bytes.
     /// Deprecated by Apple since iOS 7 in favour of the app receipt; `nil` when the queue has none
     /// (the simulated App Store never sets it). Untrusted until a verifier has checked it.
     public var transactionReceipt: Data?
+    /// The App Store's signed transaction (StoreKit 2's `jwsRepresentation`): a compact JWS, the
+    /// text `header.payload.signature`, whose payload is Apple's `JWSTransaction` JSON for this
+    /// purchase (for a restored transaction: the purchase it restores). Kept as the token text
+    /// only: the store neither parses nor trusts it, and links no cryptography. Untrusted until a
+    /// verifier (`RMStoreVerifiers.JWSTransactionStoreVerifier`) has checked its signature, chain
+    /// and contents. `nil` when the queue has none: StoreKit 1 queues, transactions that are not
+    /// purchased or restored, a simulated App Store without a JWS issuer.
+    public var jwsRepresentation: String?
 
     /// Creates a transaction value.
     public init(
@@ -236,7 +254,8 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
         downloads: [Download] = [],
         expirationDate: Date? = nil,
         webOrderLineItemID: Int64? = nil,
-        transactionReceipt: Data? = nil
+        transactionReceipt: Data? = nil,
+        jwsRepresentation: String? = nil
     ) {
         self.identifier = identifier
         self.state = state
@@ -248,13 +267,16 @@ public struct PaymentTransaction: Sendable, Identifiable, CustomStringConvertibl
         self.expirationDate = expirationDate
         self.webOrderLineItemID = webOrderLineItemID
         self.transactionReceipt = transactionReceipt
+        self.jwsRepresentation = jwsRepresentation
     }
 
+    /// The transaction identifier, as `Identifiable` requires.
     public var id: String { identifier }
 
     /// The product identifier of the payment.
     public var productIdentifier: String { payment.productIdentifier }
 
+    /// `PaymentTransaction(<identifier>, <state>, <product>)`, for logs.
     public var description: String {
         "PaymentTransaction(\(identifier), \(state.rawValue), \(payment.productIdentifier))"
     }
@@ -321,6 +343,7 @@ public struct Download: Sendable, Identifiable, CustomStringConvertible {
         self.error = error
     }
 
+    /// `Download(<id>, <state>, <progress>)`, for logs.
     public var description: String { "Download(\(id), \(state.rawValue), \(progress))" }
 }
 
@@ -357,7 +380,7 @@ public struct RestoreResult: Sendable {
     /// Transactions that went through the whole pipeline (verified, downloaded, persisted).
     public var restoredTransactions: [PaymentTransaction]
     /// Restored transactions that failed (verification, download or persistence), reported apart
-    /// so that a failed restore is never mistaken for a success (RMSTORE.md §9.3, #164).
+    /// so that a failed restore is never mistaken for a success (Docs/StoreBehaviour.md §8.3, #164).
     public var failedTransactions: [FailedTransaction]
 
     /// Creates a value.

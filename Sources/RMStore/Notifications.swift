@@ -1,4 +1,4 @@
-// The 14 notifications of RMStore (RMSTORE.md §3.1), their userInfo keys, typed accessors, and the
+// The 14 notifications of RMStore (Docs/StoreBehaviour.md §3.1), their userInfo keys, typed accessors, and the
 // Swift observer protocol.
 //
 // Unlike RMStore, the names are public. Every notification's `object` is the posting `Store`.
@@ -45,7 +45,7 @@ extension Notification.Name {
     /// `storeDownload`.
     public static let rmDownloadPaused = Notification.Name("RMSKDownloadPaused")
 
-    /// All 14 names, in the order of RMSTORE.md §3.1.
+    /// All 14 names, in the order of Docs/StoreBehaviour.md §3.1.
     public static let rmAllStoreNotifications: [Notification.Name] = [
         .rmProductsRequestFinished, .rmProductsRequestFailed,
         .rmPaymentTransactionFinished, .rmPaymentTransactionFailed, .rmPaymentTransactionDeferred,
@@ -55,7 +55,7 @@ extension Notification.Name {
     ]
 }
 
-/// The userInfo keys of the store's notifications (RMSTORE.md §3.2). Prefer the typed accessors of
+/// The userInfo keys of the store's notifications (Docs/StoreBehaviour.md §3.2). Prefer the typed accessors of
 /// `Notification.rm`.
 public enum StoreNotificationKey {
     /// `[String]`
@@ -131,36 +131,64 @@ extension Notification {
 /// receives only the notifications of the stores it was added to.
 @MainActor
 public protocol StoreObserver: AnyObject {
+    /// A products request answered: the store posted `.rmProductsRequestFinished`.
     func storeProductsRequestFinished(_ notification: Notification)
+    /// A products request failed: the store posted `.rmProductsRequestFailed`.
     func storeProductsRequestFailed(_ notification: Notification)
+    /// A purchased or restored transaction went through the pipeline: the store posted `.rmPaymentTransactionFinished`.
     func storePaymentTransactionFinished(_ notification: Notification)
+    /// A transaction failed: the store posted `.rmPaymentTransactionFailed`.
     func storePaymentTransactionFailed(_ notification: Notification)
+    /// A transaction waits for approval (Ask to Buy): the store posted `.rmPaymentTransactionDeferred`.
     func storePaymentTransactionDeferred(_ notification: Notification)
+    /// A restore completed and every restored transaction settled: the store posted `.rmRestoreTransactionsFinished`.
     func storeRestoreTransactionsFinished(_ notification: Notification)
+    /// A restore failed: the store posted `.rmRestoreTransactionsFailed`.
     func storeRestoreTransactionsFailed(_ notification: Notification)
+    /// A receipt refresh succeeded: the store posted `.rmRefreshReceiptFinished`.
     func storeRefreshReceiptFinished(_ notification: Notification)
+    /// A receipt refresh failed: the store posted `.rmRefreshReceiptFailed`.
     func storeRefreshReceiptFailed(_ notification: Notification)
+    /// A download progressed: the store posted `.rmDownloadUpdated`.
     func storeDownloadUpdated(_ notification: Notification)
+    /// A download finished: the store posted `.rmDownloadFinished`.
     func storeDownloadFinished(_ notification: Notification)
+    /// A download failed: the store posted `.rmDownloadFailed`.
     func storeDownloadFailed(_ notification: Notification)
+    /// A store-hosted download was cancelled: the store posted `.rmDownloadCanceled`.
     func storeDownloadCanceled(_ notification: Notification)
+    /// A store-hosted download was paused: the store posted `.rmDownloadPaused`.
     func storeDownloadPaused(_ notification: Notification)
 }
 
 extension StoreObserver {
+    /// Does nothing; implement it to receive `.rmProductsRequestFinished`.
     public func storeProductsRequestFinished(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmProductsRequestFailed`.
     public func storeProductsRequestFailed(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmPaymentTransactionFinished`.
     public func storePaymentTransactionFinished(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmPaymentTransactionFailed`.
     public func storePaymentTransactionFailed(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmPaymentTransactionDeferred`.
     public func storePaymentTransactionDeferred(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmRestoreTransactionsFinished`.
     public func storeRestoreTransactionsFinished(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmRestoreTransactionsFailed`.
     public func storeRestoreTransactionsFailed(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmRefreshReceiptFinished`.
     public func storeRefreshReceiptFinished(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmRefreshReceiptFailed`.
     public func storeRefreshReceiptFailed(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmDownloadUpdated`.
     public func storeDownloadUpdated(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmDownloadFinished`.
     public func storeDownloadFinished(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmDownloadFailed`.
     public func storeDownloadFailed(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmDownloadCanceled`.
     public func storeDownloadCanceled(_ notification: Notification) {}
+    /// Does nothing; implement it to receive `.rmDownloadPaused`.
     public func storeDownloadPaused(_ notification: Notification) {}
 }
 

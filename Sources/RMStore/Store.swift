@@ -11,7 +11,7 @@ public import Foundation
 /// `StoreObserver`s.
 ///
 /// ## Pipeline
-/// Every purchased or restored transaction goes through, in this order (RMSTORE.md §4.2):
+/// Every purchased or restored transaction goes through, in this order (Docs/StoreBehaviour.md §4.2):
 /// 1. **verify** with `receiptVerifier` (if set);
 /// 2. **self-hosted download** with `contentDownloader` (if set);
 /// 3. **store-hosted downloads** (if the transaction has any): the transaction settles when none
@@ -24,7 +24,7 @@ public import Foundation
 ///
 /// With `FinishMode.afterDelivery` step 4 moves to the end and is the app's job: the store
 /// persists, calls back and notifies, and the app calls `finishTransaction(_:)` once it has
-/// delivered (RMSTORE.md §9.1). Until then the queue delivers the transaction again at the next
+/// delivered (Docs/StoreBehaviour.md §8.1). Until then the queue delivers the transaction again at the next
 /// launch.
 ///
 /// Failures (verification, downloads, persistence, queue) finish the transaction, call the
@@ -38,7 +38,7 @@ public import Foundation
 ///
 /// ## Ownership
 /// The store holds its queue, requesters and delegates **strongly** (RMStore's weak delegates
-/// were a frequent trap, RMSTORE.md §9.12). The queue holds the store's observer weakly, so a
+/// were a frequent trap, Docs/StoreBehaviour.md §8.12). The queue holds the store's observer weakly, so a
 /// store that is no longer referenced stops receiving updates.
 @MainActor
 public final class Store {
@@ -439,7 +439,7 @@ public final class Store {
     }
 
     /// Starts the pipeline, unless this transaction is already in it, was finished by this store,
-    /// or waits for delivery (duplicate deliveries are ignored, RMSTORE.md §9.3).
+    /// or waits for delivery (duplicate deliveries are ignored, Docs/StoreBehaviour.md §8.3).
     private func begin(_ transaction: PaymentTransaction) {
         let id = transaction.identifier
         guard inFlight[id] == nil, !finishedIdentifiers.contains(id), awaitingDelivery[id] == nil else { return }

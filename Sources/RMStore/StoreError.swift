@@ -14,7 +14,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
     /// What went wrong. A struct rather than an enum so that codes can be added without breaking
     /// `switch` statements in apps.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The number; RMStore's codes keep theirs (100, 200, 300).
         public let rawValue: Int
+        /// Wraps any number, so that codes from other sources can be compared with the named ones.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
         /// `addPayment` for a product no products request returned (RMStore 100).
@@ -49,6 +51,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
         /// The store has no receipt refresher, or the refresh failed.
         public static let receiptRefreshFailed = Code(rawValue: 900)
 
+        /// The code's name and number, such as `unknownProductIdentifier(100)`, or `code(<n>)` for
+        /// a number without a name.
         public var description: String {
             switch self {
             case .unknownProductIdentifier: return "unknownProductIdentifier(100)"
@@ -85,6 +89,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
         self.underlying = underlying
     }
 
+    /// `StoreError <code>: <message>`, followed by the underlying error when there is one.
     public var description: String {
         if let underlying {
             return "StoreError \(code): \(message) (underlying: \(underlying))"
@@ -92,6 +97,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
         return "StoreError \(code): \(message)"
     }
 
+    /// The message, for `localizedDescription` (Foundation's `LocalizedError`).
     public var errorDescription: String? { message }
 
     private static func defaultMessage(for code: Code) -> String {

@@ -2,12 +2,13 @@
 // with the transaction matched by id, refresh coalesced and its failures kept apart from verdicts.
 
 public import Foundation
+import Internals
 public import RMStore
 public import ReceiptVerification
 public import Receipts
 
 /// Verifies purchased and restored transactions against the app receipt (iOS 7+ style), for the
-/// store's `receiptVerifier` (RMStore's `RMStoreAppReceiptVerifier`, RMSTORE.md §2.6 and §4.6).
+/// store's `receiptVerifier` (RMStore's `RMStoreAppReceiptVerifier`, Docs/StoreBehaviour.md §2.3 and §4.6).
 ///
 /// ## What is checked
 /// 1. The receipt file at ``Configuration/receiptURL`` is read (at most
@@ -51,7 +52,7 @@ public import Receipts
 /// Concurrent verifications that need a refresh share one refresh; with
 /// ``init(configuration:store:)`` the refresh also goes through the store, so it joins any refresh
 /// already in flight there (RMStore had a single refresh slot and dropped all callers but the
-/// last, RMSTORE.md §4.6).
+/// last, Docs/StoreBehaviour.md §4.6).
 ///
 /// ## Errors
 /// Rejections are `StoreError(.verificationFailed)` and "no verdict" is
@@ -355,32 +356,26 @@ struct AppReceiptChecker: Sendable {
     }
 }
 
-/// Reading the untrusted receipt file.
+/// Reading the untrusted receipt file, through the package's bounded reader (a file larger than
+/// the limit is refused from its size; nothing past the limit plus one byte is ever read).
 enum ReceiptFile {
     /// The file's bytes; `receiptMissing` when there is no file, `receiptUnreadable` when it cannot
     /// be read, `receiptInvalid` (check `parse`) when it is larger than `maximumSize`.
     static func read(_ url: URL, maximumSize: Int) -> Result<[UInt8], StoreVerifierError> {
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            return .failure(StoreVerifierError(.receiptMissing, "There is no app receipt at \(url.path)"))
-        }
         let limit = max(0, maximumSize)
-        let data: Data?
-        do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            data = try handle.read(upToCount: limit < Int.max ? limit + 1 : limit)
-        } catch {
-            return .failure(
-                StoreVerifierError(
-                    .receiptUnreadable, "The app receipt at \(url.path) cannot be read", underlying: error))
-        }
-        let bytes = data.map { [UInt8]($0) } ?? []
-        guard bytes.count <= limit else {
+        do throws(FileBytes.Failure) {
+            return .success(try FileBytes.read(FileBytes.Path(url.path), maximumSize: limit))
+        } catch .missing {
+            return .failure(StoreVerifierError(.receiptMissing, "There is no app receipt at \(url.path)"))
+        } catch .tooLarge {
             let check = VerificationCheck(name: .parse, passed: false, reason: "the file is larger than \(limit) bytes")
             return .failure(
                 StoreVerifierError(
                     .receiptInvalid, "The app receipt failed verification: parse (\(check.reason))", failedChecks: [check]))
+        } catch {
+            return .failure(
+                StoreVerifierError(
+                    .receiptUnreadable, "The app receipt at \(url.path) cannot be read: \(error.reason(limit: limit))", underlying: error))
         }
-        return .success(bytes)
     }
 }

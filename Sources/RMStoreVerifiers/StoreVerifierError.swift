@@ -3,8 +3,9 @@
 import RMStore
 public import ReceiptVerification
 
-/// Why a store verifier (``AppReceiptStoreVerifier``, ``TransactionReceiptStoreVerifier``)
-/// rejected a transaction or could not reach a verdict.
+/// Why a store verifier (``AppReceiptStoreVerifier``, ``TransactionReceiptStoreVerifier``,
+/// ``JWSTransactionStoreVerifier``, ``CombinedStoreVerifier``) rejected a transaction or could not
+/// reach a verdict.
 ///
 /// The verifiers report to the store as `StoreError` values, so that apps keep comparing
 /// `StoreError.code`: a definitive rejection is `.verificationFailed` (400, the transaction is
@@ -35,7 +36,8 @@ public struct StoreVerifierError: Error, Sendable, CustomStringConvertible {
         public static let transactionNotInReceipt = Code(rawValue: "transactionNotInReceipt")
         /// The receipt holds this transaction id for another product than the transaction's.
         public static let productMismatch = Code(rawValue: "productMismatch")
-        /// The receipt lists this transaction as cancelled (refunded by Apple).
+        /// The receipt lists this transaction as cancelled, or its signed transaction carries a
+        /// `revocationDate` (refunded or revoked by Apple).
         public static let transactionCancelled = Code(rawValue: "transactionCancelled")
         /// The receipt refresh failed (network, user cancelled the sign-in, no store).
         public static let refreshFailed = Code(rawValue: "refreshFailed")
@@ -48,6 +50,18 @@ public struct StoreVerifierError: Error, Sendable, CustomStringConvertible {
         /// The verified receipt describes another purchase than this transaction (product,
         /// transaction or bundle identifier differ).
         public static let responseMismatch = Code(rawValue: "responseMismatch")
+        /// The transaction carries no signed transaction (`PaymentTransaction.jwsRepresentation`
+        /// is `nil` or empty): nothing to verify, so nothing is trusted.
+        public static let signedTransactionMissing = Code(rawValue: "signedTransactionMissing")
+        /// The signed transaction failed verification (format, signature, chain, policy, bundle
+        /// id, environment, app account token): see ``failedChecks``.
+        public static let signedTransactionInvalid = Code(rawValue: "signedTransactionInvalid")
+        /// The signed transaction verifies but is for another purchase than this transaction
+        /// (transaction, original transaction or product identifier, or quantity differ): see
+        /// ``failedChecks``.
+        public static let signedTransactionMismatch = Code(rawValue: "signedTransactionMismatch")
+        /// A ``CombinedStoreVerifier`` was given no verifier, so it cannot vouch for anything.
+        public static let noVerifier = Code(rawValue: "noVerifier")
 
         /// The name.
         public var description: String { rawValue }
@@ -57,7 +71,9 @@ public struct StoreVerifierError: Error, Sendable, CustomStringConvertible {
     public let code: Code
     /// An English sentence for people (logs, support); not meant to be parsed.
     public let message: String
-    /// For ``Code/receiptInvalid``: the checks that failed, in the order they ran.
+    /// For ``Code/receiptInvalid``, ``Code/signedTransactionInvalid``,
+    /// ``Code/signedTransactionMismatch`` and a revoked signed transaction's
+    /// ``Code/transactionCancelled``: the checks that failed, in the order they ran.
     public let failedChecks: [VerificationCheck]
     /// For ``Code/status``: the verifyReceipt status (21000–21199 and so on).
     public let status: Int?

@@ -1,5 +1,5 @@
 // The store's verifier for legacy iOS 6 transaction receipts: RMStore's
-// RMStoreTransactionReceiptVerifier (RMSTORE.md §6), offline or through verifyReceipt, with the
+// RMStoreTransactionReceiptVerifier (Docs/StoreBehaviour.md §5), offline or through verifyReceipt, with the
 // answer checked against the transaction.
 
 import Foundation
@@ -10,7 +10,7 @@ public import VerifyReceipt
 
 /// Verifies purchased and restored transactions by their legacy per-transaction receipt
 /// (`PaymentTransaction.transactionReceipt`, iOS 6 and earlier), for the store's
-/// `receiptVerifier` (RMStore's `RMStoreTransactionReceiptVerifier`, RMSTORE.md §6).
+/// `receiptVerifier` (RMStore's `RMStoreTransactionReceiptVerifier`, Docs/StoreBehaviour.md §5).
 ///
 /// ## Two methods
 /// - ``Method/offline(_:validationTime:)``: `ReceiptVerification.TransactionReceiptVerifier` checks
@@ -22,7 +22,7 @@ public import VerifyReceipt
 ///
 /// ## What must hold
 /// The receipt (offline) or the endpoint's `receipt` (online) must describe **this** transaction,
-/// which RMStore never checked (§6 step 7):
+/// which RMStore never checked (Docs/StoreBehaviour.md §5 step 7):
 /// - `bid` equals ``Configuration/bundleIdentifier``, and `bvrs` equals
 ///   ``Configuration/bundleVersion`` when one is set;
 /// - `product-id` equals the transaction's product;

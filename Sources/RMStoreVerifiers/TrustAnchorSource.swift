@@ -10,7 +10,7 @@ public import ReceiptVerification
 /// verifier is created. If loading fails (a missing or unreadable file, bytes that hold no
 /// certificate, an empty set), the verifier does not fall back to anything: it rejects every
 /// transaction with ``StoreVerifierError/Code/anchorsUnavailable`` (RMStore skipped the signature
-/// check when its root certificate was missing, RMSTORE.md §4.10).
+/// check when its root certificate was missing, Docs/StoreBehaviour.md §4.8).
 public enum TrustAnchorSource: Sendable {
     /// Apple Inc. Root, Apple Root CA - G2 and G3, bundled with `ReceiptVerification` and checked
     /// against their pinned fingerprints.

@@ -77,7 +77,8 @@ extension PrivateKey {
     /// - Throws: ``CryptoError/Code/unsupportedAlgorithm`` for a key that is not EC,
     ///   ``CryptoError/Code/operationFailed`` if OpenSSL fails.
     public func signRawECDSA(_ data: [UInt8], digest: DigestAlgorithm) throws(CryptoError) -> [UInt8] {
-        guard let width = try publicKey.ecCoordinateByteCount else {
+        let ecPublicKey = try publicKey
+        guard let width = ecPublicKey.ecCoordinateByteCount else {
             throw .plain(.unsupportedAlgorithm, "raw ECDSA signatures need an EC key, not \(kind)")
         }
         let der = try sign(data, digest: digest)

@@ -9,7 +9,7 @@ public import Receipts
 ///
 /// For tests, the simulated store and `serve` fixtures. Both layouts Apple used are confirmed on
 /// real receipts: version 2 (128-byte signature, RSA 1024) and version 3 (256-byte signature, RSA
-/// 2048, seen from 2016), both SHA-1 over `version ‖ purchase-info` (see Docs/Formats.md).
+/// 2048, seen from 2016), both SHA-1 over `version ‖ purchase-info` (see Docs/Formats.md §6.3 and §6.4).
 public struct TransactionReceiptSigner: Sendable {
     /// The leaf's private key.
     public var key: PrivateKey

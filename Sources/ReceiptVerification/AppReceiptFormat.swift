@@ -41,7 +41,7 @@ public struct ReceiptExpectations: Sendable, Hashable {
 }
 
 /// App Store (and Xcode StoreKit testing) app receipts as a ``SignedFormat``: a PKCS#7 SignedData
-/// whose payload is the receipt, read by ``AppReceipt``.
+/// whose payload is the receipt, read by `Receipts.AppReceipt`.
 ///
 /// The format's own checks, cheapest and most structural first: content type id-data → exactly
 /// one SignerInfo → digest (known, not MD5, allowed, listed in SignedData) → the signer

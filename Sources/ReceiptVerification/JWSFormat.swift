@@ -5,7 +5,7 @@ public import ReceiptCrypto
 
 /// A JWS and the payload decoded from exactly its signed bytes.
 public struct SignedJWS<Value: AppStoreSignedPayload>: Sendable {
-    /// The token, split and decoded (its ``CompactJWS/signingInput`` is what the signature covers).
+    /// The token, split and decoded (its `CompactJWS.signingInput` is what the signature covers).
     public let jws: CompactJWS
     /// The payload decoded from the token's payload segment. Trust it only when the verdict it came
     /// with is valid.
@@ -230,31 +230,6 @@ public struct JWSExpectations: Sendable, Hashable {
 
     /// Checks nothing about the payload.
     public static let none = JWSExpectations()
-}
-
-extension VerificationCheck.Name {
-    /// The JWS header's `alg` is `ES256`.
-    public static let algorithm = VerificationCheck.Name(rawValue: "algorithm")
-    /// The JWS header's `x5c` holds the number of certificates the policy's chain has (3 for the
-    /// App Store, 1 for Xcode).
-    public static let certificateCount = VerificationCheck.Name(rawValue: "certificateCount")
-    /// The payload's `appAppleId` equals the expected one (production payloads).
-    public static let appAppleId = VerificationCheck.Name(rawValue: "appAppleId")
-    /// The signed date lies within the allowed age before, and skew after, the validation time.
-    public static let signedDate = VerificationCheck.Name(rawValue: "signedDate")
-    /// `deviceVerification` binds the payload to the expected device.
-    public static let deviceVerification = VerificationCheck.Name(rawValue: "deviceVerification")
-    /// `appAccountToken` equals the expected one.
-    public static let appAccountToken = VerificationCheck.Name(rawValue: "appAccountToken")
-    /// A notification's `data.signedTransactionInfo` verifies (same anchors, policy and time).
-    public static let signedTransactionInfo = VerificationCheck.Name(rawValue: "signedTransactionInfo")
-    /// A notification's `data.signedRenewalInfo` verifies.
-    public static let signedRenewalInfo = VerificationCheck.Name(rawValue: "signedRenewalInfo")
-    /// A notification's `appData.signedAppTransactionInfo` verifies.
-    public static let signedAppTransactionInfo = VerificationCheck.Name(rawValue: "signedAppTransactionInfo")
-    /// The nested tokens agree with the payload that carries them (bundle id, environment) and
-    /// with each other (the renewal info's `originalTransactionId` is the transaction's).
-    public static let nestedAgreement = VerificationCheck.Name(rawValue: "nestedAgreement")
 }
 
 /// App Store signed data (StoreKit 2 transactions, renewal info, app transactions, App Store

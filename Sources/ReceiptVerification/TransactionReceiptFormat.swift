@@ -35,7 +35,7 @@ public struct TransactionReceiptExpectations: Sendable, Hashable {
 ///
 /// 1. the receipt parses and carries a `signature` blob that decodes;
 /// 2. the blob's version has a policy: 2 (a 128-byte signature, RSA 1024) or 3 (a 256-byte
-///    signature, RSA 2048), both confirmed on real receipts (see Docs/Formats.md);
+///    signature, RSA 2048), both confirmed on real receipts (see Docs/Formats.md §6.3);
 /// 3. the leaf certificate in the blob has an RSA key of the signature's size, and the signature
 ///    verifies with SHA-1 over `version byte ‖ decoded purchase-info`;
 /// 4. the leaf chains through the version's **pinned** intermediate (it is not in the blob) to one

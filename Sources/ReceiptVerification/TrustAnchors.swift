@@ -80,7 +80,9 @@ public struct TrustAnchors: Sendable, Hashable {
 
     /// Reads every certificate in `bytes`: one DER certificate, or PEM text with one or more
     /// `CERTIFICATE` blocks.
-    /// - Parameter source: a name for error messages (for example the file name).
+    /// - Parameters:
+    ///   - bytes: the certificate bytes, DER or PEM; nothing is trusted until they parse.
+    ///   - source: a name for error messages (for example the file name).
     /// - Throws: ``TrustAnchorError/Code/malformed`` when no certificate can be read.
     public init(derOrPEM bytes: [UInt8], source: String = "anchor bytes") throws(TrustAnchorError) {
         guard !bytes.isEmpty else { throw TrustAnchorError(code: .malformed, source: source, reason: "no bytes") }

@@ -128,6 +128,43 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         public static let receiptType = Name(rawValue: "receiptType")
         /// The receipt has not expired (field 21) at the validation time.
         public static let expirationDate = Name(rawValue: "expirationDate")
+
+        // MARK: JWS
+        /// The JWS header's `alg` is `ES256`.
+        public static let algorithm = Name(rawValue: "algorithm")
+        /// The JWS header's `x5c` holds the number of certificates the policy's chain has (3 for the
+        /// App Store, 1 for Xcode).
+        public static let certificateCount = Name(rawValue: "certificateCount")
+        /// The payload's `appAppleId` equals the expected one (production payloads).
+        public static let appAppleId = Name(rawValue: "appAppleId")
+        /// The signed date lies within the allowed age before, and skew after, the validation time.
+        public static let signedDate = Name(rawValue: "signedDate")
+        /// `deviceVerification` binds the payload to the expected device.
+        public static let deviceVerification = Name(rawValue: "deviceVerification")
+        /// `appAccountToken` equals the expected one.
+        public static let appAccountToken = Name(rawValue: "appAccountToken")
+        /// A notification's `data.signedTransactionInfo` verifies (same anchors, policy and time).
+        public static let signedTransactionInfo = Name(rawValue: "signedTransactionInfo")
+        /// A notification's `data.signedRenewalInfo` verifies.
+        public static let signedRenewalInfo = Name(rawValue: "signedRenewalInfo")
+        /// A notification's `appData.signedAppTransactionInfo` verifies.
+        public static let signedAppTransactionInfo = Name(rawValue: "signedAppTransactionInfo")
+        /// The nested tokens agree with the payload that carries them (bundle id, environment) and
+        /// with each other (the renewal info's `originalTransactionId` is the transaction's).
+        public static let nestedAgreement = Name(rawValue: "nestedAgreement")
+
+        // MARK: The store's signed-transaction matching
+        /// The signed transaction's `transactionId` is this transaction's identifier (a restored
+        /// transaction: its own or its original's, as `transactionId` or `originalTransactionId`).
+        public static let transactionId = Name(rawValue: "transactionId")
+        /// A renewal's signed `originalTransactionId` is the transaction's original identifier.
+        public static let originalTransactionId = Name(rawValue: "originalTransactionId")
+        /// The signed transaction's `productId` is the transaction's product.
+        public static let productId = Name(rawValue: "productId")
+        /// The signed transaction's `quantity` is the payment's.
+        public static let quantity = Name(rawValue: "quantity")
+        /// The signed transaction carries no `revocationDate` (it was not refunded or revoked).
+        public static let revocation = Name(rawValue: "revocation")
     }
 
     /// Which check this is.

@@ -70,7 +70,7 @@ extension AppReceiptParser {
                 break
             }
             switch a.type {
-            case 1701, 1707, 1711, 1722, 1713, 1719:
+            case 1701, 1707, 1711, 1722, 1720, 1713, 1719:
                 guard tag == 0x02, let number = DERFraming.minimalInt64(b, content) else {
                     ok = false
                     break
@@ -88,6 +88,9 @@ extension AppReceiptParser {
                 case 1722:
                     purchase.undocumented1722Value = number
                     purchase.present.insert(.undocumented1722)
+                case 1720:
+                    purchase.cancellationReasonValue = number
+                    purchase.present.insert(.cancellationReason)
                 default:
                     guard number == 0 || number == 1 else {
                         ok = false
@@ -148,8 +151,8 @@ extension AppReceiptParser {
     }
 
     /// Bit n: in-app attribute type 1701 + n is modelled and single-valued (1701–1708, 1711–1713,
-    /// 1719, 1721, 1722). A test checks it against `singleValuedPurchaseSlots`.
-    static let singleValuedPurchaseSlotsLiteral: UInt32 = 0x34_1CFF
+    /// 1719–1722). A test checks it against `singleValuedPurchaseSlots`.
+    static let singleValuedPurchaseSlotsLiteral: UInt32 = 0x3C_1CFF
 
     /// Whether every byte in `range` is ASCII.
     @inline(__always)

@@ -268,8 +268,10 @@ struct AppReceiptParser {
     static let singleValuedReceiptTypes: UInt64 = [0, 1, 2, 3, 4, 5, 8, 10, 12, 13, 15, 16, 18, 19, 21, 25]
         .reduce(0) { $0 | 1 << UInt64($1) }
     /// Bit n set: in-app attribute type 1701 + n is modelled and may occur once.
-    static let singleValuedPurchaseSlots: UInt32 = [1701, 1702, 1703, 1704, 1705, 1706, 1707, 1708, 1711, 1712, 1713, 1719, 1721, 1722]
-        .reduce(0) { $0 | 1 << UInt32($1 - 1701) }
+    static let singleValuedPurchaseSlots: UInt32 = [
+        1701, 1702, 1703, 1704, 1705, 1706, 1707, 1708, 1711, 1712, 1713, 1719, 1720, 1721, 1722,
+    ]
+    .reduce(0) { $0 | 1 << UInt32($1 - 1701) }
 
     mutating func parseReceipt(_ c: Context) throws(ReceiptError) -> AppReceipt {
         var set = try openSet(c, start: 0, end: c.raw.count, depth: 0)
@@ -385,6 +387,7 @@ struct AppReceiptParser {
             case 1712: purchase.cancellationDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 11)
             case 1713: purchase.isTrialPeriod = try c.boolean(a)
             case 1719: purchase.isInIntroOfferPeriod = try c.boolean(a)
+            case 1720: purchase.cancellationReason = InAppPurchase.CancellationReason(rawValue: try c.integer(a))
             case 1721: purchase.promotionalOfferIdentifier = try c.string(a)
             case 1722: purchase.undocumentedInteger1722 = try c.integer(a)
             default: unknown.append(try c.raw(a))

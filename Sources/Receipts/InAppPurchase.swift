@@ -6,14 +6,22 @@ public struct InAppPurchase: Sendable {
     /// The kind of product (attribute 1707, undocumented): 0 non-consumable, 1 consumable,
     /// 2 non-renewing subscription, 3 auto-renewable subscription. Other values are kept.
     public struct ProductType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The number stored in attribute 1707.
         public var rawValue: Int64
+        /// Wraps any number, including values Apple has not used so far.
         public init(rawValue: Int64) { self.rawValue = rawValue }
 
+        /// 0: bought once, kept forever.
         public static let nonConsumable = ProductType(rawValue: 0)
+        /// 1: used up and bought again (coins, lives).
         public static let consumable = ProductType(rawValue: 1)
+        /// 2: a subscription with a fixed term that the App Store does not renew.
         public static let nonRenewingSubscription = ProductType(rawValue: 2)
+        /// 3: a subscription the App Store renews until cancelled; each renewal is its own record.
         public static let autoRenewableSubscription = ProductType(rawValue: 3)
 
+        /// `non-consumable`, `consumable`, `non-renewing subscription`, `auto-renewable subscription`,
+        /// or the number for any other value.
         public var description: String {
             switch rawValue {
             case 0: "non-consumable"
@@ -21,6 +29,30 @@ public struct InAppPurchase: Sendable {
             case 2: "non-renewing subscription"
             case 3: "auto-renewable subscription"
             default: "type \(rawValue)"
+            }
+        }
+    }
+
+    /// Why a purchase was cancelled (attribute 1720, undocumented by Apple; `cancellation_reason`
+    /// in Apple's verifyReceipt answers): 0 for another reason, 1 when the customer cancelled because
+    /// of an issue in the app. Other values are kept.
+    public struct CancellationReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The INTEGER as encoded.
+        public var rawValue: Int64
+        /// Wraps a value.
+        public init(rawValue: Int64) { self.rawValue = rawValue }
+
+        /// 0: the customer cancelled for another reason (for example by accident).
+        public static let other = CancellationReason(rawValue: 0)
+        /// 1: the customer cancelled because of an actual or perceived issue in the app.
+        public static let issueInApp = CancellationReason(rawValue: 1)
+
+        /// `other`, `issue in the app`, or `reason N`.
+        public var description: String {
+            switch rawValue {
+            case 0: "other"
+            case 1: "issue in the app"
+            default: "reason \(rawValue)"
             }
         }
     }
@@ -36,6 +68,7 @@ public struct InAppPurchase: Sendable {
     var originalPurchaseMS: Int64 = 0
     var expiresMS: Int64 = 0
     var cancellationMS: Int64 = 0
+    var cancellationReasonValue: Int64 = 0
     var present: Present = []
     /// Bit n: attribute type 1701 + n was present with an empty date string.
     var emptyDateMask: UInt16 = 0
@@ -54,6 +87,7 @@ public struct InAppPurchase: Sendable {
         static let trialValue = Present(rawValue: 1 << 9)
         static let intro = Present(rawValue: 1 << 10)
         static let introValue = Present(rawValue: 1 << 11)
+        static let cancellationReason = Present(rawValue: 1 << 12)
 
         @inline(__always)
         mutating func set(_ bit: Present, _ on: Bool) {
@@ -136,6 +170,16 @@ public struct InAppPurchase: Sendable {
             present.set(.cancellationDate, value != nil)
         }
     }
+    /// 1720 (undocumented): why the purchase was cancelled; present only on records with a
+    /// cancellation date.
+    public var cancellationReason: CancellationReason? {
+        get { int(.cancellationReason, cancellationReasonValue).map(CancellationReason.init(rawValue:)) }
+        set {
+            let value = newValue?.rawValue
+            cancellationReasonValue = value ?? 0
+            present.set(.cancellationReason, value != nil)
+        }
+    }
     /// 1713: whether the period is a free trial.
     public var isTrialPeriod: Bool? {
         get { present.contains(.trial) ? present.contains(.trialValue) : nil }
@@ -196,6 +240,9 @@ public struct InAppPurchase: Sendable {
 }
 
 extension InAppPurchase: Equatable {
+    /// Two records are equal when every decoded field, the unknown attributes, the attribute
+    /// versions and the record of which dates were present but empty are equal; the bytes the
+    /// records were parsed from are not compared.
     public static func == (lhs: InAppPurchase, rhs: InAppPurchase) -> Bool {
         lhs.quantity == rhs.quantity && lhs.productIdentifier == rhs.productIdentifier
             && lhs.transactionIdentifier == rhs.transactionIdentifier && lhs.purchaseDate == rhs.purchaseDate
@@ -203,6 +250,7 @@ extension InAppPurchase: Equatable {
             && lhs.originalPurchaseDate == rhs.originalPurchaseDate && lhs.productType == rhs.productType
             && lhs.subscriptionExpirationDate == rhs.subscriptionExpirationDate
             && lhs.webOrderLineItemID == rhs.webOrderLineItemID && lhs.cancellationDate == rhs.cancellationDate
+            && lhs.cancellationReason == rhs.cancellationReason
             && lhs.isTrialPeriod == rhs.isTrialPeriod && lhs.isInIntroOfferPeriod == rhs.isInIntroOfferPeriod
             && lhs.promotionalOfferIdentifier == rhs.promotionalOfferIdentifier
             && lhs.undocumentedInteger1722 == rhs.undocumentedInteger1722

@@ -78,7 +78,10 @@ public enum OldStylePropertyList {
 
     /// Parses one property-list value that spans the whole input (whitespace and comments around it
     /// are allowed).
-    /// - Parameter context: a prefix for error reasons, such as `"purchase-info: "`.
+    /// - Parameters:
+    ///   - bytes: the property-list text (ASCII or UTF-8), untrusted.
+    ///   - limits: the input size, nesting depth, value count and string length allowed.
+    ///   - context: a prefix for error reasons, such as `"purchase-info: "`.
     /// - Throws: ``ReceiptError/Code/malformedTransactionReceipt`` with the offset of the problem,
     ///   ``ReceiptError/Code/inputTooLarge`` beyond `limits.maximumInputSize`.
     public static func parse(

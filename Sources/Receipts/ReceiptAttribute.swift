@@ -16,10 +16,13 @@ public struct ReceiptAttribute: Sendable, Hashable {
         self.value = value
     }
 
+    /// Attributes are equal when type, version and value bytes are equal (wherever the value
+    /// slices sit in their buffers).
     public static func == (lhs: ReceiptAttribute, rhs: ReceiptAttribute) -> Bool {
         lhs.type == rhs.type && lhs.version == rhs.version && lhs.value.elementsEqual(rhs.value)
     }
 
+    /// Hashes type, version and every value byte, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(type)
         hasher.combine(version)

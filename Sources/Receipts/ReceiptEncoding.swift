@@ -123,6 +123,7 @@ struct PayloadEncoder {
         add(1712, purchase.cancellationDate.map(date) ?? empty)
         add(1713, purchase.isTrialPeriod.map { integer($0 ? 1 : 0) })
         add(1719, purchase.isInIntroOfferPeriod.map { integer($0 ? 1 : 0) })
+        add(1720, purchase.cancellationReason.map { integer($0.rawValue) })
         add(1721, purchase.promotionalOfferIdentifier.map(utf8))
         add(1722, purchase.undocumentedInteger1722.map(integer))
         for attribute in purchase.unknownAttributes {

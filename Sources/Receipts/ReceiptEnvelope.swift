@@ -148,8 +148,9 @@ public struct ReceiptEnvelope: Sendable {
     /// The SignerInfos.
     public let signers: [SignerInfo]
 
-    /// Most certificates and signers accepted in one envelope.
+    /// Most certificates accepted in one envelope; more is ``ReceiptError/Code/limitExceeded``.
     public static let maximumCertificates = 32
+    /// Most SignerInfos accepted in one envelope; more is ``ReceiptError/Code/limitExceeded``.
     public static let maximumSigners = 8
 
     /// Reads a ContentInfo holding a SignedData from DER or BER bytes.

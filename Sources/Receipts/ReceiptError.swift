@@ -2,7 +2,7 @@ public import ASN1
 import Internals
 
 /// The error every `Receipts` API throws: a stable, extensible ``Code``, the byte offset where the
-/// problem was found, the receipt attribute involved (if any), and the underlying ``ASN1Error`` for
+/// problem was found, the receipt attribute involved (if any), and the underlying `ASN1.ASN1Error` for
 /// malformed encodings.
 ///
 /// Offsets are positions in the decoded receipt bytes (after base64 decoding). For Xcode receipts,
@@ -106,10 +106,13 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
         return text + ": " + reason
     }
 
+    /// Errors are equal when their code, offset and attribute type are; the reason text and the
+    /// underlying error are explanation only and are not compared.
     public static func == (lhs: ReceiptError, rhs: ReceiptError) -> Bool {
         lhs.code == rhs.code && lhs.offset == rhs.offset && lhs.attributeType == rhs.attributeType
     }
 
+    /// Hashes the code, offset and attribute type, the same fields `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(offset)

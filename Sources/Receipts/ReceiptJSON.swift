@@ -135,6 +135,7 @@ extension InAppPurchase {
         if let isTrialPeriod { json.string("is_trial_period", isTrialPeriod ? "true" : "false") }
         if let isInIntroOfferPeriod { json.string("is_in_intro_offer_period", isInIntroOfferPeriod ? "true" : "false") }
         json.dateTriplet("cancellation_date", cancellationDate)
+        if let cancellationReason { json.string("cancellation_reason", String(cancellationReason.rawValue)) }
         if let promotionalOfferIdentifier { json.string("promotional_offer_id", promotionalOfferIdentifier) }
         if options.includeReceiptOnlyFields {
             if let productType { json.string("product_type", String(productType.rawValue)) }
@@ -258,6 +259,7 @@ extension InAppPurchase {
         isTrialPeriod = try JSONReading.flag(json, "is_trial_period")
         isInIntroOfferPeriod = try JSONReading.flag(json, "is_in_intro_offer_period")
         cancellationDate = try JSONReading.date(json, "cancellation_date")
+        cancellationReason = try JSONReading.integer(json, "cancellation_reason").map(CancellationReason.init(rawValue:))
         promotionalOfferIdentifier = try JSONReading.string(json, "promotional_offer_id")
         productType = try JSONReading.integer(json, "product_type").map(ProductType.init(rawValue:))
         undocumentedInteger1722 = try JSONReading.integer(json, "undocumented_integer_1722")

@@ -54,9 +54,12 @@ public struct SimulatedProduct: Sendable {
     /// Store-hosted content. When non-empty, `product.isDownloadable` and the content lengths
     /// are set from it.
     public var hostedContents: [SimulatedDownloadContent]
+    /// The subscription group of an auto-renewable subscription, as signed transactions name it
+    /// (`subscriptionGroupIdentifier`). `nil`: see ``effectiveSubscriptionGroupIdentifier``.
+    public var subscriptionGroupIdentifier: String?
 
     /// Creates a simulated product.
-    public init(_ product: Product, hostedContents: [SimulatedDownloadContent] = []) {
+    public init(_ product: Product, hostedContents: [SimulatedDownloadContent] = [], subscriptionGroupIdentifier: String? = nil) {
         var product = product
         if !hostedContents.isEmpty {
             product.isDownloadable = true
@@ -65,6 +68,23 @@ public struct SimulatedProduct: Sendable {
         }
         self.product = product
         self.hostedContents = hostedContents
+        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+    }
+
+    /// The group an auto-renewable subscription belongs to: ``subscriptionGroupIdentifier`` when
+    /// set, else a group of its own whose identifier is eight decimal digits derived from the
+    /// product identifier (stable from run to run, like App Store Connect's). `nil` for every
+    /// other kind of product.
+    public var effectiveSubscriptionGroupIdentifier: String? {
+        guard product.kind == .autoRenewableSubscription else { return nil }
+        if let subscriptionGroupIdentifier { return subscriptionGroupIdentifier }
+        // FNV-1a over the identifier's UTF-8, folded into 10000000...99999999.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in product.identifier.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return String(10_000_000 + hash % 90_000_000)
     }
 }
 
@@ -73,6 +93,7 @@ public struct StoreKitConfigurationError: Error, Sendable, CustomStringConvertib
     /// What is wrong.
     public var reason: String
 
+    /// `invalid StoreKit configuration: <reason>`.
     public var description: String { "invalid StoreKit configuration: \(reason)" }
 }
 
@@ -108,7 +129,8 @@ public struct StoreCatalog: Sendable {
     ///
     /// Understood: top-level `products` (types `Consumable`, `NonConsumable`),
     /// `nonRenewingSubscriptions` (`NonRenewable`), `subscriptionGroups[].subscriptions`
-    /// (`RecurringSubscription`, with `recurringSubscriptionPeriod` such as `P1M`), and
+    /// (`RecurringSubscription`, with `recurringSubscriptionPeriod` such as `P1M`; the group's
+    /// `id`, else its `name`, is the ``SimulatedProduct/subscriptionGroupIdentifier``), and
     /// `settings._locale` / `settings._storefront` (or the older `locale` / `storefront`).
     /// For each product: `productID`, `referenceName`, `displayPrice`, `type` and the
     /// `localizations` entry of the configured locale (else the first; else the reference name).
@@ -127,7 +149,10 @@ public struct StoreCatalog: Sendable {
         }
         for group in file.subscriptionGroups ?? [] {
             for entry in group.subscriptions ?? [] {
-                products.append(SimulatedProduct(try entry.product(locale: locale, defaultKind: .autoRenewableSubscription)))
+                products.append(
+                    SimulatedProduct(
+                        try entry.product(locale: locale, defaultKind: .autoRenewableSubscription),
+                        subscriptionGroupIdentifier: group.id ?? group.name))
             }
         }
         var seen: Set<String> = []
@@ -148,8 +173,21 @@ private struct ConfigurationFile: Decodable {
 }
 
 private struct ConfigurationGroup: Decodable {
+    var id: String?
     var name: String?
     var subscriptions: [ConfigurationProduct]?
+
+    private enum CodingKeys: String, CodingKey {
+        case id, name, subscriptions
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        // Xcode writes the group id as a string; anything else is ignored, not an error.
+        id = try? container.decodeIfPresent(String.self, forKey: .id)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        subscriptions = try container.decodeIfPresent([ConfigurationProduct].self, forKey: .subscriptions)
+    }
 }
 
 private struct ConfigurationSettings: Decodable {

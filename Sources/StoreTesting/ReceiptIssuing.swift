@@ -108,6 +108,8 @@ public struct JSONReceiptIssuerForTests: ReceiptIssuing {
     /// Creates the issuer.
     public init() {}
 
+    /// `contents` as pretty-printed JSON with sorted keys and ISO 8601 dates; read it back with
+    /// ``decode(_:)``.
     public func issueReceipt(for contents: ReceiptContents) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -1,10 +1,11 @@
 // A simulated App Store: the Linux analogue of Xcode's StoreKit testing. It implements the store's
 // PaymentQueue, ProductsRequesting and ReceiptRefreshing protocols over a catalog, with scripted
 // outcomes, hosted downloads, restores, subscription renewals on a simulated clock, redelivery of
-// unfinished transactions, and the receipt seam.
+// unfinished transactions, the receipt seam and the StoreKit 2 (JWS) seam.
 
 public import Foundation
 import Internals
+public import JWS
 public import RMStore
 
 /// How a simulated payment ends.
@@ -56,6 +57,17 @@ public enum PurchaseOutcome: Sendable {
 /// (`enqueueOutcomes(_:forProduct:)`), the product's default (`setOutcome(_:forProduct:)`), or
 /// `.purchased`.
 ///
+/// ## Signed data (StoreKit 2)
+/// With a ``jwsIssuer``, every transaction reported as purchased (subscription renewals
+/// included) or restored carries the App Store's signed transaction in
+/// `PaymentTransaction.jwsRepresentation`, signed when it is reported. Its identifiers, dates,
+/// quantity and type are those of the purchase's record in the app receipt (for a restored
+/// transaction: the purchase it restores, whose `transactionId` is the restored transaction's
+/// `original.identifier`). The payment's ``Payment/appAccountToken`` becomes `appAccountToken`.
+/// ``signedTransaction(transactionIdentifier:)``, ``signedRenewalInfo(originalTransactionIdentifier:)``
+/// and ``subscriptionGroupStatuses()`` sign the current state on demand (revocation fields after
+/// ``refund(transactionIdentifier:reason:)``), as the App Store Server API would serve it.
+///
 /// ## Isolation
 /// Main-actor isolated, like the protocols it implements; observers are called on the main actor.
 @MainActor
@@ -72,6 +84,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     public let receiptURL: URL?
     /// Builds receipts (nil: no receipt is written).
     public var receiptIssuer: (any ReceiptIssuing)?
+    /// Signs StoreKit 2 data (nil: transactions carry no `jwsRepresentation`). See the type's
+    /// documentation.
+    public var jwsIssuer: (any JWSIssuing)?
     /// The simulated time: purchase dates, expiry dates and receipt dates come from it.
     public let clock: SimulatedClock
     /// Where finished store-hosted downloads are written.
@@ -112,6 +127,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     public private(set) var receiptIssueCount = 0
     /// The error of the last failed receipt issue after a purchase, if any.
     public private(set) var lastReceiptError: (any Error)?
+    /// The error of the last failed JWS issue for a reported transaction, if any (that transaction
+    /// was reported without a `jwsRepresentation`).
+    public private(set) var lastJWSError: (any Error)?
 
     private var observers: [WeakQueueObserver] = []
     private var events: [@MainActor () -> Void] = []
@@ -132,6 +150,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     ///
     /// - Parameters:
     ///   - receiptURL: where to write the receipt; needs `receiptIssuer` too.
+    ///   - jwsIssuer: signs the transactions' `jwsRepresentation` (nil: none).
     ///   - downloadsDirectory: where hosted content goes (default: a fresh temporary directory).
     ///   - seed: makes transaction ids reproducible.
     public init(
@@ -141,6 +160,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         originalApplicationVersion: String = "1.0",
         receiptURL: URL? = nil,
         receiptIssuer: (any ReceiptIssuing)? = nil,
+        jwsIssuer: (any JWSIssuing)? = nil,
         clock: SimulatedClock = SimulatedClock(),
         downloadsDirectory: URL? = nil,
         deliversAutomatically: Bool = true,
@@ -152,6 +172,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         self.originalApplicationVersion = originalApplicationVersion
         self.receiptURL = receiptURL
         self.receiptIssuer = receiptIssuer
+        self.jwsIssuer = jwsIssuer
         self.clock = clock
         self.downloadsDirectory =
             downloadsDirectory
@@ -273,6 +294,10 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
 
     // MARK: - PaymentQueue
 
+    /// Records the payment in ``addedPayments`` and schedules it: a `purchasing` transaction, then
+    /// the outcome scripted for this payment or its product (a purchase by default). It fails with
+    /// `paymentNotAllowed` when ``canMakePayments`` is false, and with `paymentInvalid` for a
+    /// product that is not in the catalog.
     public func add(_ payment: Payment) {
         addedPayments.append(payment)
         schedule { [weak self] in self?.beginPayment(payment) }
@@ -359,12 +384,17 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             )
         }
         transaction.downloads = makeDownloads(for: simulated, transactionIdentifier: identifier)
-        purchases.append(PurchaseRecord(receiptEntry: entry, applicationUsername: payment.applicationUsername))
+        let record = makeRecord(entry, applicationUsername: payment.applicationUsername, reason: .purchase)
+        transaction.jwsRepresentation = signedTransaction(for: record)
+        purchases.append(record)
         unfinishedTransactions.append(transaction)
         issueReceiptAfterPurchase()
         deliver(transactions: [transaction])
     }
 
+    /// Removes the transaction from ``unfinishedTransactions`` and records its identifier in
+    /// ``finishedTransactionIdentifiers``; finishing an unknown or already finished transaction
+    /// does nothing.
     public func finishTransaction(_ transaction: PaymentTransaction) {
         guard let index = unfinishedTransactions.firstIndex(where: { $0.identifier == transaction.identifier }) else { return }
         unfinishedTransactions.remove(at: index)
@@ -374,6 +404,10 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
+    /// Schedules a restore: a new `restored` transaction for every non-consumable and
+    /// auto-renewable purchase made so far (of this user, when one is given), each pointing at its
+    /// original purchase, then the "restore finished" callback. Fails with ``restoreError`` when
+    /// it is set.
     public func restoreCompletedTransactions(applicationUsername: String?) {
         restoreRequests.append(applicationUsername)
         schedule { [weak self] in self?.performRestore(applicationUsername: applicationUsername) }
@@ -404,6 +438,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
                 webOrderLineItemID: entry.webOrderLineItemID
             )
             transaction.downloads = makeDownloads(for: simulated, transactionIdentifier: identifier)
+            transaction.jwsRepresentation = signedTransaction(for: record)
             restored.append(transaction)
             unfinishedTransactions.append(transaction)
         }
@@ -416,6 +451,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
+    /// Adds the observer (held weakly, added once) and, like StoreKit at launch, schedules the
+    /// delivery of every unfinished transaction that is neither deferred nor still purchasing.
     public func addObserver(_ observer: any PaymentQueueObserver) {
         observers.removeAll { $0.value == nil }
         guard !observers.contains(where: { $0.value === observer }) else { return }
@@ -430,6 +467,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
+    /// Removes the observer; it receives nothing scheduled afterwards.
     public func removeObserver(_ observer: any PaymentQueueObserver) {
         observers.removeAll { $0.value == nil || $0.value === observer }
     }
@@ -456,6 +494,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         downloads[identifier]?.download
     }
 
+    /// Starts the waiting downloads among `downloads` (others are ignored): a `waiting` update,
+    /// then the content's progress steps, then its scripted outcome (`finished` writes the content
+    /// under ``downloadsDirectory``).
     public func startDownloads(_ downloads: [Download]) {
         for download in downloads {
             guard var record = self.downloads[download.id], record.download.state == .waiting, !record.started else { continue }
@@ -469,14 +510,17 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
+    /// Pauses the waiting or active downloads among `downloads` and reports them `paused`.
     public func pauseDownloads(_ downloads: [Download]) {
         changeDownloads(downloads, from: [.waiting, .active], to: .paused)
     }
 
+    /// Resumes the paused downloads among `downloads`; they report progress again.
     public func resumeDownloads(_ downloads: [Download]) {
         changeDownloads(downloads, from: [.paused], to: .active)
     }
 
+    /// Cancels the downloads among `downloads` that have not settled and reports them `cancelled`.
     public func cancelDownloads(_ downloads: [Download]) {
         changeDownloads(downloads, from: [.waiting, .active, .paused], to: .cancelled)
     }
@@ -564,11 +608,13 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
-    /// Refunds a purchase: its receipt entry gets a cancellation date (now), and a refunded
-    /// subscription stops renewing. A new receipt is issued.
-    public func refund(transactionIdentifier: String) {
+    /// Refunds a purchase: its receipt entry gets a cancellation date (now), its signed
+    /// transaction from then on `revocationDate` (the same date) and `revocationReason`, and a
+    /// refunded subscription stops renewing. A new receipt is issued.
+    public func refund(transactionIdentifier: String, reason: RevocationReason = .other) {
         guard let index = purchases.firstIndex(where: { $0.receiptEntry.transactionIdentifier == transactionIdentifier }) else { return }
         purchases[index].receiptEntry.cancellationDate = clock.now
+        purchases[index].revocationReason = reason
         let original = purchases[index].receiptEntry.originalTransactionIdentifier
         if var state = subscriptions[original] {
             state.autoRenews = false
@@ -586,7 +632,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
                 let identifier = nextTransactionIdentifier()
                 let webOrder = nextWebOrderLineItemID()
                 let payment = Payment(productIdentifier: state.productIdentifier, applicationUsername: state.applicationUsername)
-                let transaction = PaymentTransaction(
+                var transaction = PaymentTransaction(
                     identifier: identifier,
                     state: .purchased,
                     payment: payment,
@@ -605,7 +651,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
                     webOrderLineItemID: webOrder,
                     productType: .autoRenewableSubscription
                 )
-                purchases.append(PurchaseRecord(receiptEntry: entry, applicationUsername: state.applicationUsername))
+                let record = makeRecord(entry, applicationUsername: state.applicationUsername, reason: .renewal)
+                transaction.jwsRepresentation = signedTransaction(for: record)
+                purchases.append(record)
                 unfinishedTransactions.append(transaction)
                 renewals.append(transaction)
                 state.expirationDate = next
@@ -617,8 +665,125 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         schedule { [weak self] in self?.deliver(transactions: renewals) }
     }
 
+    // MARK: - Signed data (StoreKit 2)
+
+    /// A purchase record with what its signed transaction says besides the receipt entry: the
+    /// product's price, currency and subscription group at purchase time.
+    private func makeRecord(_ entry: ReceiptInAppPurchase, applicationUsername: String?, reason: TransactionReason) -> PurchaseRecord {
+        var record = PurchaseRecord(receiptEntry: entry, applicationUsername: applicationUsername)
+        record.transactionReason = reason
+        if let simulated = catalog.product(entry.productIdentifier) {
+            record.price = simulated.product.price
+            record.currency = JWSIssuer.currency(ofLocale: simulated.product.priceLocaleIdentifier)
+            record.subscriptionGroupIdentifier = simulated.effectiveSubscriptionGroupIdentifier
+        }
+        return record
+    }
+
+    private func transactionContents(for record: PurchaseRecord) -> TransactionContents {
+        TransactionContents(
+            bundleIdentifier: bundleIdentifier, purchase: record.receiptEntry,
+            subscriptionGroupIdentifier: record.subscriptionGroupIdentifier,
+            appAccountToken: record.applicationUsername.flatMap { UUID(uuidString: $0) }, transactionReason: record.transactionReason,
+            price: record.price, currency: record.currency, revocationReason: record.revocationReason, signedDate: clock.now)
+    }
+
+    /// The signed transaction of a record for a reported transaction; a failure is kept in
+    /// `lastJWSError` and gives no JWS.
+    private func signedTransaction(for record: PurchaseRecord) -> String? {
+        guard let jwsIssuer else { return nil }
+        do {
+            let token = try jwsIssuer.issueTransaction(transactionContents(for: record))
+            lastJWSError = nil
+            return token
+        } catch {
+            lastJWSError = error
+            return nil
+        }
+    }
+
+    private func requireJWSIssuer() throws -> any JWSIssuing {
+        guard let jwsIssuer else { throw JWSIssuingError("the simulated App Store has no JWS issuer") }
+        return jwsIssuer
+    }
+
+    /// The signed transaction of a purchase (renewals included), signed now, with its current
+    /// state (revocation fields after a refund): what the App Store Server API's Get Transaction
+    /// Info would return. `nil` when the store has no such purchase.
+    /// - Throws: ``JWSIssuingError`` without a ``jwsIssuer``; the issuer's errors.
+    public func signedTransaction(transactionIdentifier: String) throws -> String? {
+        let issuer = try requireJWSIssuer()
+        guard let record = purchases.last(where: { $0.receiptEntry.transactionIdentifier == transactionIdentifier }) else { return nil }
+        return try issuer.issueTransaction(transactionContents(for: record))
+    }
+
+    /// The renewal state of the subscription that started with `originalTransactionIdentifier`,
+    /// now: the product, whether it renews, when, at what price, and why it expired.
+    /// `nil` when no subscription started with that transaction.
+    public func renewalInfoContents(originalTransactionIdentifier: String) -> RenewalInfoContents? {
+        guard let state = subscriptions[originalTransactionIdentifier] else { return nil }
+        let now = clock.now
+        let product = catalog.product(state.productIdentifier)?.product
+        let expired = state.expirationDate <= now
+        return RenewalInfoContents(
+            originalTransactionIdentifier: originalTransactionIdentifier, productIdentifier: state.productIdentifier,
+            autoRenewStatus: state.autoRenews ? .on : .off, expirationIntent: expired && !state.autoRenews ? .customerCancelled : nil,
+            isInBillingRetryPeriod: false, recentSubscriptionStartDate: state.originalPurchaseDate, renewalDate: state.expirationDate,
+            renewalPrice: product?.price, currency: product.flatMap { JWSIssuer.currency(ofLocale: $0.priceLocaleIdentifier) },
+            appAccountToken: state.applicationUsername.flatMap { UUID(uuidString: $0) }, signedDate: now)
+    }
+
+    /// The signed renewal info of the subscription that started with
+    /// `originalTransactionIdentifier` (see ``renewalInfoContents(originalTransactionIdentifier:)``),
+    /// signed now. `nil` when no subscription started with that transaction.
+    /// - Throws: ``JWSIssuingError`` without a ``jwsIssuer``; the issuer's errors.
+    public func signedRenewalInfo(originalTransactionIdentifier: String) throws -> String? {
+        let issuer = try requireJWSIssuer()
+        guard let contents = renewalInfoContents(originalTransactionIdentifier: originalTransactionIdentifier) else { return nil }
+        return try issuer.issueRenewalInfo(contents)
+    }
+
+    /// Every auto-renewable subscription of the app, by subscription group (in order of first
+    /// purchase), each with its status now and its latest transaction and renewal info signed
+    /// now: the shape of the App Store Server API's Get All Subscription Statuses.
+    /// - Throws: ``JWSIssuingError`` without a ``jwsIssuer``; the issuer's errors.
+    public func subscriptionGroupStatuses() throws -> [SimulatedSubscriptionGroupStatus] {
+        let issuer = try requireJWSIssuer()
+        let now = clock.now
+        var groups: [SimulatedSubscriptionGroupStatus] = []
+        var started: [String] = []
+        for record in purchases where record.receiptEntry.productType == .autoRenewableSubscription {
+            let original = record.receiptEntry.originalTransactionIdentifier
+            if !started.contains(original) { started.append(original) }
+        }
+        for original in started {
+            guard let state = subscriptions[original],
+                let latest = purchases.last(where: { $0.receiptEntry.originalTransactionIdentifier == original }),
+                let renewal = renewalInfoContents(originalTransactionIdentifier: original)
+            else { continue }
+            let revoked = purchases.contains {
+                $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil
+            }
+            let status: SubscriptionStatus = revoked ? .revoked : state.expirationDate > now ? .active : .expired
+            let item = SimulatedSubscriptionStatus(
+                status: status, originalTransactionIdentifier: original,
+                signedTransactionInfo: try issuer.issueTransaction(transactionContents(for: latest)),
+                signedRenewalInfo: try issuer.issueRenewalInfo(renewal))
+            let group = latest.subscriptionGroupIdentifier ?? ""
+            if let index = groups.firstIndex(where: { $0.subscriptionGroupIdentifier == group }) {
+                groups[index].lastTransactions.append(item)
+            } else {
+                groups.append(SimulatedSubscriptionGroupStatus(subscriptionGroupIdentifier: group, lastTransactions: [item]))
+            }
+        }
+        return groups
+    }
+
     // MARK: - Products and receipt
 
+    /// Answers from the catalog, in identifier order: known identifiers as products, the rest as
+    /// invalid identifiers. Fails with ``productsRequestError`` when it is set. Each call counts in
+    /// ``productsRequestCount``.
     public func requestProducts(
         identifiers: Set<String>,
         completion: @escaping @MainActor @Sendable (Result<ProductsResponse, any Error>) -> Void
@@ -640,6 +805,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         }
     }
 
+    /// Issues a new receipt for everything bought so far and writes it to ``receiptURL``. Fails
+    /// with ``refreshError`` when it is set, or with the issuer's error. Each call counts in
+    /// ``refreshRequestCount``.
     public func refreshReceipt(completion: @escaping @MainActor @Sendable (Result<Void, any Error>) -> Void) {
         refreshRequestCount += 1
         schedule { [weak self] in
@@ -705,6 +873,46 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     }
 }
 
+// MARK: - Subscription statuses
+
+/// One subscription group's subscriptions (the App Store Server API's
+/// `SubscriptionGroupIdentifierItem`).
+public struct SimulatedSubscriptionGroupStatus: Sendable {
+    /// `subscriptionGroupIdentifier`.
+    public var subscriptionGroupIdentifier: String
+    /// `lastTransactions`: one entry per subscription (original transaction) in the group.
+    public var lastTransactions: [SimulatedSubscriptionStatus]
+
+    /// Creates a value.
+    public init(subscriptionGroupIdentifier: String, lastTransactions: [SimulatedSubscriptionStatus]) {
+        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+        self.lastTransactions = lastTransactions
+    }
+}
+
+/// One subscription's status and latest signed data (the App Store Server API's
+/// `LastTransactionsItem`).
+public struct SimulatedSubscriptionStatus: Sendable {
+    /// `status`: active, expired or revoked (the simulated store has no billing retry or grace
+    /// period).
+    public var status: SubscriptionStatus
+    /// `originalTransactionId`.
+    public var originalTransactionIdentifier: String
+    /// `signedTransactionInfo`: the latest transaction of the subscription, signed.
+    public var signedTransactionInfo: String
+    /// `signedRenewalInfo`: its renewal info, signed.
+    public var signedRenewalInfo: String
+
+    /// Creates a value.
+    public init(status: SubscriptionStatus, originalTransactionIdentifier: String, signedTransactionInfo: String, signedRenewalInfo: String)
+    {
+        self.status = status
+        self.originalTransactionIdentifier = originalTransactionIdentifier
+        self.signedTransactionInfo = signedTransactionInfo
+        self.signedRenewalInfo = signedRenewalInfo
+    }
+}
+
 // MARK: - Private types
 
 private struct WeakQueueObserver {
@@ -720,6 +928,17 @@ private struct PurchaseRecord {
     var receiptEntry: ReceiptInAppPurchase
     let applicationUsername: String?
     var finished = false
+    /// What the signed transaction says besides the receipt entry (fixed at purchase time).
+    var transactionReason: TransactionReason = .purchase
+    var price: Decimal?
+    var currency: String?
+    var subscriptionGroupIdentifier: String?
+    var revocationReason: RevocationReason?
+
+    init(receiptEntry: ReceiptInAppPurchase, applicationUsername: String?) {
+        self.receiptEntry = receiptEntry
+        self.applicationUsername = applicationUsername
+    }
 }
 
 private struct SubscriptionState {

@@ -39,21 +39,62 @@ enum ASN1Command {
                 throw ToolFailure("\(path): \(error)")
             }
         }
-        var printer = TreePrinter(openPayload: !args.flag("--no-payload"))
+        let output = OutputBuffer()
+        var printer = TreePrinter(openPayload: !args.flag("--no-payload"), output: output)
         do {
             var reader = try ASN1Reader(bytes, rules: args.flag("--der") ? .der : .ber)
             let root = try reader.readElement()
             try printer.print(root, depth: 0, context: .none, relative: false)
             try reader.finish()
         } catch let error as ASN1Error {
-            printOut(printer.lines.joined(separator: "\n"))
+            output.flush()
             throw ToolFailure("\(path): \(error)")
         }
-        printOut(printer.lines.joined(separator: "\n"))
+        output.flush()
         return ExitStatus.success
     }
 }
 
+/// Standard output through a 64 KiB buffer, written with `write(2)` whenever it fills: `asn1`
+/// prints one line per node, and lines leave as they are made, so memory does not grow with the
+/// number of nodes.
+final class OutputBuffer {
+    private var buffer: [UInt8] = []
+    private let capacity = 64 << 10
+
+    init() { buffer.reserveCapacity(capacity) }
+
+    /// Appends `text` and a newline; writes out the buffer when it is full.
+    func line(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        buffer.append(0x0A)
+        if buffer.count >= capacity { flush() }
+    }
+
+    /// Writes everything buffered to standard output.
+    func flush() {
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer.withUnsafeBytes { raw in write(STDOUT_FILENO, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else {
+                break  // standard output is gone (a closed pipe): nothing more can be shown
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Prints an ASN.1 tree a line per element, as it walks it. Memory is bounded by the nesting
+/// depth, never by the number of elements: nothing is collected, and the check that an OCTET
+/// STRING holds ASN.1 walks it without keeping nodes.
+///
+/// Depth: the outer reader allows 50 levels, and an opened OCTET STRING's contents get only what
+/// is left of those 50 levels, so nested payloads cannot nest the printer deeper than 50 levels
+/// (each level of recursion is one level of printed depth).
 struct TreePrinter {
     enum Context {
         case none
@@ -61,23 +102,15 @@ struct TreePrinter {
         case attribute(inApp: Bool)
     }
 
+    /// The deepest printed level, payloads included.
+    static let maximumDepth = ASN1Limits.default.maximumDepth
+
     let openPayload: Bool
-    var lines: [String] = []
+    let output: OutputBuffer
 
     mutating func print(_ element: ASN1Element, depth: Int, context: Context, relative: Bool, note: String = "") throws {
         let id = element.identifier
-        let offset = (relative ? "+" : "") + String(element.offset)
-        let length = element.isIndefiniteLength ? "inf" : String(element.contentLength)
-        let prefix =
-            offset.leftPad(6) + ":d=\(depth)".padding(toLength: 5, withPad: " ", startingAt: 0)
-            + " hl=\(element.headerLength)".padding(toLength: 5, withPad: " ", startingAt: 0)
-            + " l=" + length.leftPad(5) + (id.isConstructed ? " cons: " : " prim: ")
-        let tag = String(repeating: " ", count: depth) + id.description
-        var line = prefix + tag.padding(toLength: max(tag.count, 24), withPad: " ", startingAt: 0)
-        let preview = id.isConstructed ? "" : self.preview(element)
-        if !preview.isEmpty { line += " " + preview }
-        if !note.isEmpty { line += "  ; " + note }
-        lines.append(line)
+        emit(element, depth: depth, relative: relative, preview: id.isConstructed ? "" : preview(element), note: note)
 
         if id.isConstructed {
             var children = try element.children()
@@ -122,37 +155,41 @@ struct TreePrinter {
     mutating func printValue(_ element: ASN1Element, depth: Int, relative: Bool, note: String, parent: ASN1Element) throws {
         let type = attributeType(parent)
         let octets = try element.octets()
-        if type == 17, let set = parseSingle(octets), set.identifier == .set {
-            try print(element, depth: depth, context: .attribute(inApp: false), relative: relative, note: "in-app purchase record")
-            lines.removeLast()  // re-print with the nested record below
-            lines.append(lineFor(element, depth: depth, relative: relative, note: "in-app purchase record"))
+        if type == 17, let set = parseSingle(octets, depth: depth + 1), set.identifier == .set {
+            emit(element, depth: depth, relative: relative, preview: "", note: "in-app purchase record", alwaysNote: true)
             try print(set, depth: depth + 1, context: .payloadSet(inApp: true), relative: relative)
             return
         }
         var detail = note
-        if let inner = parseSingle(octets), !inner.identifier.isConstructed {
+        if let inner = parseSingle(octets, depth: depth + 1), !inner.identifier.isConstructed {
             let value = preview(inner)
             detail += " = \(inner.identifier) \(value.isEmpty ? "(empty)" : value)"
         }
-        lines.append(lineFor(element, depth: depth, relative: relative, note: detail))
+        emit(element, depth: depth, relative: relative, preview: "", note: detail, alwaysNote: true)
     }
 
-    func lineFor(_ element: ASN1Element, depth: Int, relative: Bool, note: String) -> String {
+    /// Writes one line: offset, depth, header length, length, form, indented tag, preview, note.
+    func emit(_ element: ASN1Element, depth: Int, relative: Bool, preview: String, note: String, alwaysNote: Bool = false) {
         let offset = (relative ? "+" : "") + String(element.offset)
         let length = element.isIndefiniteLength ? "inf" : String(element.contentLength)
-        let tag = String(repeating: " ", count: depth) + element.identifier.description
-        return offset.leftPad(6) + ":d=\(depth)".padding(toLength: 5, withPad: " ", startingAt: 0)
-            + " hl=\(element.headerLength)".padding(toLength: 5, withPad: " ", startingAt: 0) + " l=" + length.leftPad(5)
-            + (element.identifier.isConstructed ? " cons: " : " prim: ")
-            + tag.padding(toLength: max(tag.count, 24), withPad: " ", startingAt: 0) + "  ; " + note
+        var line = offset.leftPad(6)
+        line += (":d=" + String(depth)).rightPad(5)
+        line += (" hl=" + String(element.headerLength)).rightPad(5)
+        line += " l=" + length.leftPad(5) + (element.identifier.isConstructed ? " cons: " : " prim: ")
+        line += (String(repeating: " ", count: depth) + element.identifier.description).rightPad(24)
+        if !preview.isEmpty { line += " " + preview }
+        if !note.isEmpty || alwaysNote { line += "  ; " + note }
+        output.line(line)
     }
 
     /// If an OCTET STRING holds a receipt payload (a SET of attribute SEQUENCEs), prints it.
     mutating func openIfPayload(_ element: ASN1Element, depth: Int, relative: Bool) throws {
         let octets = try element.octets()
-        guard let inner = parseSingle(octets), inner.identifier == .set || inner.identifier == .sequence else { return }
+        guard let inner = parseSingle(octets, depth: depth + 1), inner.identifier == .set || inner.identifier == .sequence else {
+            return
+        }
         let segmented = element.identifier.isConstructed
-        lines.append(
+        output.line(
             String(repeating: " ", count: 6) + "  -- contents of the OCTET STRING at \(element.offset)"
                 + (segmented ? " (segments concatenated; offsets relative to it, marked +)" : "") + " --")
         var isPayload = false
@@ -164,11 +201,25 @@ struct TreePrinter {
             note: isPayload ? "receipt payload" : "")
     }
 
-    func parseSingle(_ bytes: ArraySlice<UInt8>) -> ASN1Element? {
-        guard var reader = try? ASN1Reader(bytes, rules: .ber), let element = try? reader.readElement(), reader.isAtEnd else {
-            return nil
+    /// The one element `bytes` hold when they are exactly one well-formed BER element whose whole
+    /// tree fits in what is left of the depth limit below `depth`; checked by walking it, without
+    /// keeping nodes.
+    func parseSingle(_ bytes: ArraySlice<UInt8>, depth: Int) -> ASN1Element? {
+        let limits = ASN1Limits(maximumDepth: max(0, Self.maximumDepth - depth), maximumInputSize: ASN1Limits.default.maximumInputSize)
+        guard limits.maximumDepth > 0, var reader = try? ASN1Reader(bytes, rules: .ber, limits: limits),
+            let element = try? reader.readElement(), reader.isAtEnd, Self.isWellFormed(element)
+        else { return nil }
+        return element
+    }
+
+    /// Whether every element below `element` reads (recursion bounded by the reader's depth limit).
+    static func isWellFormed(_ element: ASN1Element) -> Bool {
+        guard element.identifier.isConstructed else { return true }
+        guard var children = try? element.children() else { return false }
+        while !children.isAtEnd {
+            guard let child = try? children.readElement(), isWellFormed(child) else { return false }
         }
-        return (try? ASN1Tree.depthFirstNodes(element.encodedBytes, rules: .ber)) != nil ? element : nil
+        return true
     }
 
     func attributeType(_ sequence: ASN1Element) -> Int? {
@@ -199,5 +250,9 @@ struct TreePrinter {
 extension String {
     func leftPad(_ width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+
+    func rightPad(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

@@ -87,21 +87,54 @@ struct Arguments {
     func values(_ name: String) -> [String] { options[name] ?? [] }
 }
 
-/// Reads a whole file, or standard input for `-`.
-func readInput(_ path: String) throws(ToolFailure) -> [UInt8] {
-    if path == "-" {
-        return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
-    }
-    do {
-        return try FileBytes.read(path)
-    } catch .missing {
-        throw ToolFailure("\(path): no such file")
-    } catch .isDirectory {
-        throw ToolFailure("\(path) is a directory")
-    } catch .tooLarge {
-        throw ToolFailure("\(path): larger than 1 GiB")
+/// The most bytes any input may have: the parsers' own limit (`ReceiptLimits` and `ASN1Limits`
+/// default to 64 MiB). Inputs are read through `FileBytes`, which stops at this limit while reading.
+let inputLimit = 64 << 20
+
+/// A whole input, at most `limit` bytes: a file, FIFO, process substitution or device at `path`, or
+/// standard input for `-`. Reading stops at the limit (never more than `limit + 1` bytes are read;
+/// a regular file is refused from its size), so `/dev/zero` or an endless pipe fails at once with
+/// "input too large".
+func readInput(_ path: String, limit: Int = inputLimit) throws(ToolFailure) -> [UInt8] {
+    do throws(FileBytes.Failure) {
+        if path == "-" { return try FileBytes.readStandardInput(maximumSize: limit) }
+        return try FileBytes.read(CommandLineBytes.path(path), maximumSize: limit)
     } catch {
-        throw ToolFailure("\(path): cannot be read")
+        throw ToolFailure("\(path == "-" ? "standard input" : path): \(error.reason(limit: limit))")
+    }
+}
+
+/// The command line as bytes: Swift's `CommandLine.arguments` replaces bytes that are not UTF-8,
+/// which loses file names that are not UTF-8. Such an argument reaches the subcommands as its
+/// escaped form (`caf\xE9.der`, see `FileBytes.escaped`), and ``path(_:)`` turns that form back
+/// into the original bytes.
+enum CommandLineBytes {
+    /// The raw bytes of each argument, the program name first.
+    static let raw: [[UInt8]] = (0..<Int(CommandLine.argc)).map { index in
+        guard let pointer = CommandLine.unsafeArgv[index] else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
+    }
+
+    /// The arguments after the program name, those that are not UTF-8 in their escaped form.
+    static let arguments: [String] = raw.dropFirst().map { bytes in
+        String(validating: bytes, as: UTF8.self) ?? FileBytes.escaped(bytes)
+    }
+
+    /// Escaped form → bytes, for the arguments that are not UTF-8. An escaped form that is also
+    /// given literally as another argument is left out (ambiguous: both mean the literal text).
+    static let escapedPaths: [String: FileBytes.Path] = {
+        let literal = Set(raw.dropFirst().compactMap { String(validating: $0, as: UTF8.self) })
+        var table: [String: FileBytes.Path] = [:]
+        for bytes in raw.dropFirst() where String(validating: bytes, as: UTF8.self) == nil {
+            let escaped = FileBytes.escaped(bytes)
+            if !literal.contains(escaped) { table[escaped] = FileBytes.Path(bytes: bytes) }
+        }
+        return table
+    }()
+
+    /// The path an argument names: its original bytes when it was not UTF-8.
+    static func path(_ argument: String) -> FileBytes.Path {
+        escapedPaths[argument] ?? FileBytes.Path(argument)
     }
 }
 
@@ -118,34 +151,30 @@ func loadCertificates(_ path: String) throws(ToolFailure) -> [Certificate] {
     return certificates
 }
 
-/// The iTunes Store CA that issues the signers of iOS 6 transaction receipts: the one certificate
-/// in `--itunes-ca FILE`, or the bundled copy.
-func iTunesStoreCA(_ args: Arguments) throws(ToolFailure) -> Certificate {
-    if let path = args.value("--itunes-ca") {
+/// A pinned intermediate for iOS 6 transaction receipts: the one certificate in the file the
+/// option names, or the bundled copy.
+func pinnedIntermediate(_ args: Arguments, option: String, bundled: BundledAnchor) throws(ToolFailure) -> Certificate {
+    if let path = args.value(option) {
         let certificates = try loadCertificates(path)
         guard certificates.count == 1, let only = certificates.first else {
-            throw ToolFailure("\(path): --itunes-ca needs exactly one certificate, found \(certificates.count)")
+            throw ToolFailure("\(path): \(option) needs exactly one certificate, found \(certificates.count)")
         }
         return only
     }
     do throws(TrustAnchorError) {
-        return try BundledAnchors.appleITunesStoreCA
+        return try BundledAnchors.certificate(bundled)
     } catch {
-        throw ToolFailure("cannot load the bundled Apple iTunes Store CA: \(error)")
+        throw ToolFailure("cannot load the bundled \(bundled): \(error)")
     }
 }
 
-/// The verifier of iOS 6 transaction receipts: the version-2 intermediate from `--itunes-ca` (or
-/// the bundled Apple iTunes Store CA), the bundled Apple WWDR CA 2013 for version 3, and `anchors`.
+/// The verifier of iOS 6 transaction receipts: version-2 blobs through the intermediate in
+/// `--itunes-ca` (default: the bundled Apple iTunes Store CA), version-3 blobs through the one in
+/// `--wwdr-ca` (default: the bundled Apple WWDR CA of 2013), both to `anchors`.
 func transactionReceiptVerifier(_ args: Arguments, anchors: TrustAnchors) throws(ToolFailure) -> TransactionReceiptVerifier {
-    let intermediate = try iTunesStoreCA(args)
-    let version3: Certificate
-    do throws(TrustAnchorError) {
-        version3 = try BundledAnchors.appleWWDRCA2013
-    } catch {
-        throw ToolFailure("cannot load the bundled Apple WWDR CA (2013): \(error)")
-    }
-    return TransactionReceiptVerifier(intermediate: intermediate, version3Intermediate: version3, anchors: anchors)
+    TransactionReceiptVerifier(
+        intermediate: try pinnedIntermediate(args, option: "--itunes-ca", bundled: .appleITunesStoreCA),
+        version3Intermediate: try pinnedIntermediate(args, option: "--wwdr-ca", bundled: .appleWWDRCA2013), anchors: anchors)
 }
 
 /// Lowercase hex of bytes, shortened to `limit` bytes with an ellipsis.

@@ -155,6 +155,9 @@ enum TextLayout {
             if let d = p.originalPurchaseDate { out.append(line("Original purchase date", date(d), indent: 5)) }
             if let d = p.subscriptionExpirationDate { out.append(line("Expires", date(d), indent: 5)) }
             if let d = p.cancellationDate { out.append(line("Cancelled", date(d), indent: 5)) }
+            if let reason = p.cancellationReason {
+                out.append(line("Cancellation reason", "\(reason.rawValue) (\(reason))", indent: 5))
+            }
             if let id = p.webOrderLineItemID { out.append(line("Web order line item id", String(id), indent: 5)) }
             if let trial = p.isTrialPeriod { out.append(line("Trial period", trial ? "yes" : "no", indent: 5)) }
             if let intro = p.isInIntroOfferPeriod { out.append(line("Intro offer period", intro ? "yes" : "no", indent: 5)) }

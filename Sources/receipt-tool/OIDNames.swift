@@ -67,7 +67,7 @@ enum AttributeNames {
         1705: "original_transaction_id", 1706: "original_purchase_date", 1707: "product_type",
         1708: "expires_date", 1709: "undocumented", 1710: "undocumented integer", 1711: "web_order_line_item_id",
         1712: "cancellation_date", 1713: "is_trial_period", 1714: "undocumented", 1715: "undocumented",
-        1716: "undocumented", 1717: "undocumented", 1718: "undocumented", 1719: "is_in_intro_offer_period",
+        1716: "undocumented", 1717: "undocumented", 1718: "undocumented", 1719: "is_in_intro_offer_period", 1720: "cancellation_reason",
         1721: "promotional_offer_id", 1722: "undocumented integer",
     ]
 

@@ -13,8 +13,9 @@ enum ServeCommand {
         summary: "Answer POST /verifyReceipt like Apple did, verifying receipts offline.",
         help: """
             USAGE: receipt-tool serve [--host <address>] [--port <n>] [--environment production|sandbox]
-                                      [--anchor <anchor>]... [--itunes-ca <file>] [--shared-secret <secret>]
+                                      [--anchor <anchor>]... [--itunes-ca <file>] [--wwdr-ca <file>] [--shared-secret <secret>]
                                       [--at creation|now|<date>] [--max-connections <n>]
+                                      [--max-connections-per-client <n>] [--trusted-proxy <address>]...
                                       [--max-body-bytes <n>] [--request-timeout <seconds>] [--quiet]
 
             OPTIONS:
@@ -29,7 +30,10 @@ enum ServeCommand {
                                       DER or PEM. Default: apple. Transaction receipts chain to the
                                       same anchors.
               --itunes-ca <file>      The intermediate pinned for iOS 6 transaction receipts
-                                      (default: the bundled Apple iTunes Store CA).
+                                      with version-2 signatures (default: the bundled Apple
+                                      iTunes Store CA).
+              --wwdr-ca <file>        The intermediate pinned for version-3 signatures (default:
+                                      the bundled Apple WWDR CA of 2013).
               --shared-secret <s>     Require this "password" (21004 otherwise; subscriptions only
                                       when the request has none).
               --at <when>             Validation time of certificate chains: 'creation' (default:
@@ -37,6 +41,14 @@ enum ServeCommand {
                                       purchase date, as Apple's endpoint accepted receipts whose
                                       certificates have expired since), 'now', or an RFC 3339 date.
               --max-connections <n>   Connections served at once (default 128; more get 503).
+              --max-connections-per-client <n>
+                                      Of those, at most this many from one client address (an
+                                      IPv4 address or an IPv6 /64); more from it get 503 while
+                                      others are served. Default 32; 0 turns the cap off.
+              --trusted-proxy <address>
+                                      An address exempt from the per-client cap (repeatable): a
+                                      reverse proxy or load balancer in front, which carries many
+                                      clients' connections and should limit them itself.
               --max-body-bytes <n>    Largest request body (default 4194304; larger get 413).
               --request-timeout <s>   Seconds allowed per request (default 10; slower get 408).
               --quiet                 Do not log requests to standard error.
@@ -52,8 +64,8 @@ enum ServeCommand {
         let args = try Arguments(
             arguments,
             valued: [
-                "--host", "--port", "--environment", "--anchor", "--itunes-ca", "--shared-secret", "--at", "--max-connections",
-                "--max-body-bytes", "--request-timeout",
+                "--host", "--port", "--environment", "--anchor", "--itunes-ca", "--wwdr-ca", "--shared-secret", "--at", "--max-connections",
+                "--max-connections-per-client", "--trusted-proxy", "--max-body-bytes", "--request-timeout",
             ],
             flagNames: ["--quiet"])
         guard args.positional.isEmpty else { throw UsageError("serve takes no arguments, found \(args.positional[0])") }
@@ -66,6 +78,18 @@ enum ServeCommand {
         if let text = args.value("--max-connections") {
             guard let value = Int(text), value > 0, value <= 10_000 else { throw UsageError("--max-connections must be 1-10000") }
             configuration.maximumConnections = value
+        }
+        if let text = args.value("--max-connections-per-client") {
+            guard let value = Int(text), value >= 0, value <= 10_000 else {
+                throw UsageError("--max-connections-per-client must be 0-10000 (0: no cap)")
+            }
+            configuration.maximumConnectionsPerClient = value
+        }
+        for proxy in args.values("--trusted-proxy") {
+            guard ClientAddress(literal: proxy) != nil else {
+                throw UsageError("--trusted-proxy '\(proxy)' is not an IPv4 or IPv6 address")
+            }
+            configuration.trustedProxies.append(proxy)
         }
         if let text = args.value("--max-body-bytes") {
             guard let value = Int(text), value > 0, value <= 1 << 30 else { throw UsageError("--max-body-bytes must be 1-1073741824") }

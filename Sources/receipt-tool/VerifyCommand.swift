@@ -5,7 +5,6 @@ import JSON
 import ReceiptCrypto
 import ReceiptVerification
 import Receipts
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -23,7 +22,7 @@ enum VerifyCommand {
             USAGE: receipt-tool verify <input>... [--bundle-id <id>] [--app-version <v>]
                                        [--device-id <uuid|mac>] [--environment <env> ...]
                                        [--anchor apple|xcode|<path> ...] [--policy appstore|xcode]
-                                       [--product-id <id> ...] [--itunes-ca <path>]
+                                       [--product-id <id> ...] [--itunes-ca <path>] [--wwdr-ca <path>]
                                        [--app-apple-id <id>] [--max-age <seconds>]
                                        [--device-verification-id <uuid>]
                                        [--app-account-token <uuid>]
@@ -34,10 +33,12 @@ enum VerifyCommand {
                             text of either, or a verifyReceipt request body), StoreKit 2 signed
                             data (a compact JWS: a transaction, renewal info, app transaction or
                             notification; or a notification body {"signedPayload": "<JWS>"}),
-                            a directory (every file below it, in name order), or '-' for JSON lines
-                            on standard input, one {"receipt-data": "<base64>"} object, one
-                            {"signedPayload": "<JWS>"} body or one bare JWS per line.
-                            Receipts and signed data may be mixed freely.
+                            a directory (every file below it, in name order; entries that cannot
+                            be read, such as dangling links, link loops or FIFOs, are reported as
+                            unreadable), or '-' for JSON lines on standard input, one
+                            {"receipt-data": "<base64>"} object, one {"signedPayload": "<JWS>"}
+                            body or one bare JWS per line, read as they come. Receipts and signed
+                            data may be mixed freely. Each input (each line) may have up to 64 MiB.
 
             OPTIONS:
               --bundle-id <id>        The bundle identifier the receipt or payload must name.
@@ -63,10 +64,14 @@ enum VerifyCommand {
                                       signedDate, an app transaction's receiptCreationDate), 'now',
                                       or a date (2026-11-29, 2026-11-29T12:00:00Z).
               --product-id <id>       Transaction receipts: an allowed product-id (repeatable).
-              --itunes-ca <path>      Transaction receipts: the intermediate to pin instead of the
-                                      bundled Apple iTunes Store CA. They chain through it to the
-                                      anchors (the bundled Apple Inc. Root by default); --bundle-id
-                                      and --app-version check their bid and bvrs.
+              --itunes-ca <path>      Transaction receipts with version-2 signatures: the
+                                      intermediate to pin instead of the bundled Apple iTunes
+                                      Store CA. They chain through it to the anchors (the bundled
+                                      Apple Inc. Root by default); --bundle-id and --app-version
+                                      check their bid and bvrs.
+              --wwdr-ca <path>        Transaction receipts with version-3 signatures: the
+                                      intermediate to pin instead of the bundled Apple WWDR CA
+                                      (2013).
               --app-apple-id <id>     Signed data: the app's Apple id (checked on production
                                       payloads only, as Apple does).
               --max-age <seconds>     Signed data: the most seconds the signed date may lie before
@@ -93,7 +98,8 @@ enum VerifyCommand {
             arguments,
             valued: [
                 "--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs",
-                "--product-id", "--itunes-ca", "--app-apple-id", "--max-age", "--device-verification-id", "--app-account-token",
+                "--product-id", "--itunes-ca", "--wwdr-ca", "--app-apple-id", "--max-age", "--device-verification-id",
+                "--app-account-token",
             ],
             flagNames: ["--json"])
         guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
@@ -143,13 +149,13 @@ enum VerifyCommand {
         let legacy = try LegacyVerification(arguments: args, anchors: anchors, expectations: expectations)
         let signedData = try SignedDataVerification(arguments: args, anchors: anchors, policy: policy)
 
-        let items = try collectItems(args.positional)
-        guard !items.isEmpty else { throw ToolFailure("no inputs found in \(args.positional.joined(separator: " "))") }
+        let inputs = collectInputs(args.positional)
         let json = args.flag("--json")
         let expected = expectations
-        let summary = Batch(items: items, jobs: jobs).run { item in
+        let summary = Batch(inputs: inputs, jobs: jobs).run { item in
             Self.verify(item, verifier: verifier, legacy: legacy, signedData: signedData, expectations: expected, time: time, json: json)
         }
+        guard summary.total > 0 else { throw ToolFailure("no inputs found in \(args.positional.joined(separator: " "))") }
         // "receipts" when every input was a receipt, "inputs" once signed data is among them.
         let noun = summary.signedData == 0 ? "receipt" : "input"
         let line =
@@ -201,7 +207,9 @@ enum VerifyCommand {
     /// One receipt to verify.
     struct Item: Sendable {
         enum Source: Sendable {
-            case file(String)
+            /// A file to read when its turn comes; `regularFileOnly` for directory entries (a FIFO
+            /// or device found in a directory is not opened).
+            case file(FileBytes.Path, regularFileOnly: Bool)
             case bytes([UInt8])
             case unreadable(String)
         }
@@ -210,46 +218,49 @@ enum VerifyCommand {
         let source: Source
     }
 
-    static func collectItems(_ inputs: [String]) throws(ToolFailure) -> [Item] {
-        var items: [Item] = []
-        for input in inputs {
-            if input == "-" {
-                let data = FileHandle.standardInput.readDataToEndOfFile()
-                var number = 0
-                for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-                    number += 1
-                    let bytes = Array(line)
-                    guard bytes.contains(where: { !ReceiptInputSpace.isSpace($0) }) else { continue }
-                    items.append(Item(label: "stdin:\(number)", source: .bytes(bytes)))
+    /// The inputs in command-line order: receipts known up front (files, directory entries), and
+    /// standard input, whose JSON lines are read one at a time while the batch runs.
+    enum Input: Sendable {
+        case items([Item])
+        case standardInput
+    }
+
+    /// The inputs named on the command line. Every path yields at least one item: a file, the
+    /// entries of a directory (those that cannot be read as unreadable items, with the reason), or
+    /// an unreadable item (no such file, a symbolic link loop, …). Paths are used as bytes, so names
+    /// that are not UTF-8 work; labels show them escaped.
+    static func collectInputs(_ arguments: [String]) -> [Input] {
+        var inputs: [Input] = []
+        for argument in arguments {
+            if argument == "-" {
+                inputs.append(.standardInput)
+                continue
+            }
+            let path = CommandLineBytes.path(argument)
+            switch FileBytes.kind(of: path) {
+            case .unreadable(let failure):
+                inputs.append(.items([Item(label: argument, source: .unreadable(failure.reason(limit: inputLimit)))]))
+            case .readable:
+                inputs.append(.items([Item(label: argument, source: .file(path, regularFileOnly: false))]))
+            case .directory:
+                do throws(FileBytes.Failure) {
+                    let entries = try FileBytes.walk(path)
+                    // Labels: the argument as given, then the names below it, escaped.
+                    let prefix = path.bytes.count
+                    inputs.append(
+                        .items(
+                            entries.map { entry in
+                                let label = argument + FileBytes.escaped(Array(entry.path.bytes.dropFirst(prefix)))
+                                if let problem = entry.problem { return Item(label: label, source: .unreadable(problem)) }
+                                return Item(label: label, source: .file(entry.path, regularFileOnly: true))
+                            }))
+                } catch {
+                    inputs.append(
+                        .items([Item(label: argument, source: .unreadable("cannot list the directory: \(error.reason(limit: 0))"))]))
                 }
-                continue
             }
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory) else {
-                items.append(Item(label: input, source: .unreadable("no such file")))
-                continue
-            }
-            guard isDirectory.boolValue else {
-                items.append(Item(label: input, source: .file(input)))
-                continue
-            }
-            guard let enumerator = FileManager.default.enumerator(atPath: input) else {
-                items.append(Item(label: input, source: .unreadable("cannot list the directory")))
-                continue
-            }
-            var files: [String] = []
-            for case let relative as String in enumerator {
-                let name = (relative as NSString).lastPathComponent
-                guard !name.hasPrefix(".") else { continue }
-                let path = (input as NSString).appendingPathComponent(relative)
-                var isSubdirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: path, isDirectory: &isSubdirectory), !isSubdirectory.boolValue {
-                    files.append(path)
-                }
-            }
-            items += files.sorted().map { Item(label: $0, source: .file($0)) }
         }
-        return items
+        return inputs
     }
 
     // MARK: One receipt
@@ -275,11 +286,12 @@ enum VerifyCommand {
             return unreadable(item.label, reason, json: json)
         case .bytes(let value):
             bytes = value
-        case .file(let path):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                return unreadable(item.label, "cannot be read", json: json)
+        case .file(let path, let regularFileOnly):
+            do throws(FileBytes.Failure) {
+                bytes = try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly)
+            } catch {
+                return unreadable(item.label, error.reason(limit: inputLimit), json: json)
             }
-            bytes = [UInt8](data)
         }
         if let outcome = signedData.verify(item.label, bytes, time: time, json: json) {
             return outcome
@@ -386,9 +398,10 @@ enum ReceiptInputSpace {
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
 }
 
-/// A concurrent work queue over the items: `jobs` workers take the next item, results are printed
+/// A concurrent work queue over the inputs: `jobs` workers take the next item, results are printed
 /// in input order as soon as every earlier one is done, and a progress bar is drawn on standard
-/// error when it is a terminal.
+/// error when it is a terminal. Standard input is read one line at a time as workers ask for the
+/// next item, so its length does not bound memory (each line is at most `inputLimit` bytes).
 struct Batch: Sendable {
     struct Summary: Sendable {
         var total = 0
@@ -399,8 +412,84 @@ struct Batch: Sendable {
         var signedData = 0
     }
 
-    let items: [VerifyCommand.Item]
+    let inputs: [VerifyCommand.Input]
     let jobs: Int
+
+    /// Hands out the items in order, reading standard input lazily.
+    private final class Source: Sendable {
+        struct State: ~Copyable {
+            var inputIndex = 0
+            var itemIndex = 0
+            var nextNumber = 0
+            var lines: FileBytes.LineReader?
+            var standardInputOpened = false
+        }
+
+        let inputs: [VerifyCommand.Input]
+        let state = Locked(State())
+
+        init(_ inputs: [VerifyCommand.Input]) { self.inputs = inputs }
+
+        /// The number of items when it is known up front (no standard input).
+        var knownCount: Int? {
+            var count = 0
+            for input in inputs {
+                guard case .items(let items) = input else { return nil }
+                count += items.count
+            }
+            return count
+        }
+
+        /// The next item and its position in the output, or `nil` when every input is done.
+        func next() -> (Int, VerifyCommand.Item)? {
+            state.withLock { state -> (Int, VerifyCommand.Item)? in
+                while state.inputIndex < inputs.count {
+                    switch inputs[state.inputIndex] {
+                    case .items(let items):
+                        if state.itemIndex < items.count {
+                            state.itemIndex += 1
+                            state.nextNumber += 1
+                            return (state.nextNumber - 1, items[state.itemIndex - 1])
+                        }
+                    case .standardInput:
+                        if !state.standardInputOpened {
+                            state.standardInputOpened = true
+                            state.lines = FileBytes.LineReader(fileDescriptor: STDIN_FILENO, maximumLineLength: inputLimit)
+                        }
+                        if let item = Self.nextLine(&state.lines) {
+                            state.nextNumber += 1
+                            return (state.nextNumber - 1, item)
+                        }
+                    }
+                    state.inputIndex += 1
+                    state.itemIndex = 0
+                }
+                return nil
+            }
+        }
+
+        /// The next non-blank line of standard input as an item; an unreadable item (and the end
+        /// of standard input) for a line over the limit or a read error.
+        static func nextLine(_ reader: inout FileBytes.LineReader?) -> VerifyCommand.Item? {
+            // Moved out (not copied), so that its buffer is not copied on write.
+            guard var lines = reader.take() else { return nil }
+            while true {
+                do throws(FileBytes.Failure) {
+                    guard let line = try lines.next() else { return nil }
+                    guard line.contains(where: { !ReceiptInputSpace.isSpace($0) }) else { continue }
+                    reader = lines
+                    return VerifyCommand.Item(label: "stdin:\(lines.lineNumber)", source: .bytes(line))
+                } catch {
+                    let rest = "the rest of standard input is not read"
+                    let reason =
+                        error == .tooLarge
+                        ? "input too large (a line longer than \(FileBytes.describeSize(inputLimit)); \(rest))"
+                        : "standard input: \(error.reason(limit: inputLimit)); \(rest)"
+                    return VerifyCommand.Item(label: "stdin:\(lines.lineNumber + 1)", source: .unreadable(reason))
+                }
+            }
+        }
+    }
 
     private final class Shared: Sendable {
         struct State: Sendable {
@@ -410,21 +499,19 @@ struct Batch: Sendable {
             var summary = Summary()
         }
 
-        let next = Atomic<Int>(0)
         let state = Locked(State())
     }
 
     func run(_ work: @escaping @Sendable (VerifyCommand.Item) -> VerifyCommand.Outcome) -> Summary {
         let shared = Shared()
-        let items = items
-        let progress = items.count > 1 && isatty(STDERR_FILENO) == 1
+        let source = Source(inputs)
+        let total = source.knownCount
+        let progress = (total ?? 2) > 1 && isatty(STDERR_FILENO) == 1
         let group = DispatchGroup()
-        for _ in 0..<max(1, min(jobs, items.count)) {
+        for _ in 0..<max(1, min(jobs, total ?? jobs)) {
             DispatchQueue.global().async(group: group) {
-                while true {
-                    let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    guard index < items.count else { return }
-                    let outcome = work(items[index])
+                while let (index, item) = source.next() {
+                    let outcome = work(item)
                     shared.state.withLock { state in
                         state.pending[index] = outcome
                         state.done += 1
@@ -442,7 +529,7 @@ struct Batch: Sendable {
                         }
                         if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
                         if !text.isEmpty { printOut(text.joined(separator: "\n")) }
-                        if progress { FileHandle.standardError.write(Data(Batch.bar(state.done, of: items.count).utf8)) }
+                        if progress { FileHandle.standardError.write(Data(Batch.bar(state.done, of: total).utf8)) }
                     }
                 }
             }
@@ -452,9 +539,11 @@ struct Batch: Sendable {
         return shared.state.withLock { $0.summary }
     }
 
-    static func bar(_ done: Int, of total: Int) -> String {
+    /// `[#####     ] 5/10`, or `5 done` when the total is not known (standard input).
+    static func bar(_ done: Int, of total: Int?) -> String {
+        guard let total else { return "\r\(done) done" }
         let width = 30
-        let filled = total > 0 ? done * width / total : width
+        let filled = total > 0 ? min(width, done * width / total) : width
         return "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] \(done)/\(total)"
     }
 }

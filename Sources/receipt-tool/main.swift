@@ -62,4 +62,4 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
     }
 }
 
-exit(runTool(Array(CommandLine.arguments.dropFirst())))
+exit(runTool(CommandLineBytes.arguments))

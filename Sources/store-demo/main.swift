@@ -1,14 +1,18 @@
-// store-demo: RMStore's API against the simulated App Store, with real signed receipts, the real
-// app-receipt verifier and the secure persistor. Buys a consumable, a non-consumable with hosted
-// content and a subscription, lets the subscription renew on the simulated clock, refreshes the
-// receipt, restores, and prints every store notification as it is posted, then a summary.
+// store-demo: RMStore's API against the simulated App Store, with real signed receipts and real
+// StoreKit 2 signed transactions (JWS), both verified for every transaction (the app-receipt
+// verifier and the JWS transaction verifier, combined), and the secure persistor. Buys a
+// consumable, a non-consumable with hosted content and a subscription, lets the subscription renew
+// on the simulated clock, refreshes the receipt, restores, and prints every store notification and
+// every verified signed transaction as it happens, then a summary.
 //
 // Everything lives in a fresh temporary directory that is removed at the end. Exit status 0 when
 // every step behaved as expected, 1 otherwise.
 
 import Foundation
+import JWS
 import RMStore
 import RMStoreVerifiers
+import ReceiptCrypto
 import ReceiptSigning
 import ReceiptVerification
 import Receipts
@@ -107,11 +111,13 @@ enum Demo {
     static func run(printer: NotificationPrinter, directory: URL) async throws {
         printer.say("Generating a test PKI (root → WWDR-like intermediate → receipt-signing leaf)")
         let pki = try TestPKI.generate()
+        printer.say("Generating a JWS test PKI (P-384 root → P-384 WWDR-like intermediate → P-256 ES256 signing leaf)")
+        let jwsPKI = try TestPKI.jws()
         let device = DeviceIdentifier(bytes: withUnsafeBytes(of: UUID().uuid) { Array($0) })
         let receiptURL = directory.appendingPathComponent("StoreKit/receipt")
         let sim = SimulatedAppStore(
             catalog: catalog, bundleIdentifier: bundleIdentifier, appVersion: appVersion, receiptURL: receiptURL,
-            receiptIssuer: SignedReceiptIssuer(signer: pki.signer(), deviceIdentifier: device),
+            receiptIssuer: SignedReceiptIssuer(signer: pki.signer(), deviceIdentifier: device), jwsIssuer: JWSIssuer(pki: jwsPKI),
             downloadsDirectory: directory.appendingPathComponent("Downloads"))
         var key = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
@@ -126,9 +132,20 @@ enum Demo {
                 anchors: .anchors(TrustAnchors([pki.root])), policy: .appStore),
             store: store)
         if let error = verifier.configurationError { throw error }
-        store.receiptVerifier = verifier
+        let jwsVerifier = JWSTransactionStoreVerifier(
+            configuration: JWSTransactionStoreVerifier.Configuration(
+                bundleIdentifier: bundleIdentifier, allowedEnvironments: [.sandbox], anchors: .anchors(TrustAnchors([jwsPKI.root]))))
+        if let error = jwsVerifier.configurationError { throw error }
+        var verifiedSignedTransactions = 0
+        jwsVerifier.onVerified = { transaction, payload in
+            verifiedSignedTransactions += 1
+            printer.say("    ✓ JWS \(describe(payload)) (for \(transaction.state.rawValue) \(transaction.identifier))")
+        }
+        // Both must vouch for every transaction: the signed app receipt, then the signed transaction.
+        store.receiptVerifier = CombinedStoreVerifier([verifier, jwsVerifier])
         store.addObserver(printer)
-        printer.say("Store ready: device \(device), the test root as the only anchor, App Store policy, secure ledger")
+        printer.say(
+            "Store ready: device \(device), the test roots as the only anchors, App Store policy, receipt and JWS verified, secure ledger")
 
         printer.say("Requesting products")
         let response = try await store.requestProducts([coins, level, pack, monthly, "com.example.demo.unknown"])
@@ -139,7 +156,13 @@ enum Demo {
         for product in [coins, coins, level, pack, monthly] {
             printer.say("Buying \(product)")
             let transaction = try await store.purchase(product)
-            printer.say("    purchased \(transaction.identifier), verified against the signed receipt and persisted")
+            printer.say("    purchased \(transaction.identifier), verified against the signed receipt and its JWS, and persisted")
+        }
+        if let verdict = jwsVerifier.lastVerdict {
+            let chain = verdict.chain?.map { $0.subject.commonName ?? "?" }.joined(separator: " → ") ?? "?"
+            printer.say(
+                "    the JWS chain: \(chain), checked at \(verdict.validationTime.map { "\($0)" } ?? "?") (the signedDate), \(verdict.checks.count) checks"
+            )
         }
         printer.say("Consuming one coin purchase: \(try persistor.consume(productIdentifier: coins) ? "done" : "none left")")
 
@@ -163,6 +186,14 @@ enum Demo {
         guard sim.unfinishedTransactions.isEmpty, subscribed, try persistor.isPurchased(productIdentifier: level) else {
             throw DemoFailure(description: "unexpected final state")
         }
+        // The subscription as the App Store Server API would report it: signed transaction and
+        // renewal info, verified with the same JWS root.
+        let status = try sim.subscriptionGroupStatuses().first?.lastTransactions.first
+        let renewalVerifier = JWSRenewalInfoVerifier(anchors: [jwsPKI.root])
+        let renewalInfo = status.flatMap { renewalVerifier.verify(token: $0.signedRenewalInfo).value() as JWSRenewalInfo? }
+        guard let status, let renewalInfo, renewalInfo.originalTransactionId == status.originalTransactionIdentifier else {
+            throw DemoFailure(description: "the subscription's signed renewal info did not verify")
+        }
 
         print("")
         print("Summary")
@@ -174,6 +205,10 @@ enum Demo {
             "  receipt:                     \(receipt.receiptType ?? "?"), \(receipt.inAppPurchases.count) in-app records, created \(receipt.creationDate.map { "\($0)" } ?? "?")"
         )
         print("  subscription active now:     \(subscribed) (\(receipt.inAppPurchases(ofProduct: monthly).count) periods in the receipt)")
+        print("  signed transactions (JWS):   \(verifiedSignedTransactions) verified (ES256, chain to the JWS test root, Sandbox)")
+        print(
+            "  subscription status (JWS):   \(status.status == .active ? "active" : "status \(status.status.rawValue)"), renewal info verified: auto-renew \(renewalInfo.autoRenewStatus == .on ? "on" : "off"), renews \(renewalInfo.renewalDate?.date.description ?? "?")"
+        )
         print("  ledger (\(persistor.fileURL.lastPathComponent), mode 0600, HMAC-tagged):")
         for product in try persistor.purchasedProductIdentifiers().sorted() {
             let records = try persistor.transactions(forProduct: product)
@@ -193,6 +228,20 @@ enum Demo {
             try await Task.sleep(for: .milliseconds(1))
         }
     }
+}
+
+/// One line about a verified signed transaction: type, id, product, reason, dates, price.
+func describe(_ payload: JWSTransaction) -> String {
+    var parts = [
+        "\(payload.type?.rawValue ?? "?") \(payload.transactionId ?? "?") of \(payload.productId ?? "?")",
+        "\(payload.transactionReason?.rawValue ?? "?")",
+        "purchased \(payload.purchaseDate?.date.description ?? "?")",
+    ]
+    if let expires = payload.expiresDate { parts.append("expires \(expires.date)") }
+    if let original = payload.originalTransactionId, original != payload.transactionId { parts.append("original \(original)") }
+    if let price = payload.price, let currency = payload.currency { parts.append("\(price) milli-\(currency)") }
+    parts.append(payload.environment?.rawValue ?? "no environment")
+    return parts.joined(separator: ", ")
 }
 
 /// Runs the demo in a fresh temporary directory, removes it, and returns the exit status. Everything

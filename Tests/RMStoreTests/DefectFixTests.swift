@@ -1,4 +1,4 @@
-// RMSTORE.md §9 (and §4): one test per defect of RMStore this port fixes. Each test states the
+// Docs/StoreBehaviour.md §8 (and §4): one test per defect of RMStore this port fixes. Each test states the
 // behaviour RMStore had and asserts what would have failed under it.
 
 import Foundation
@@ -7,10 +7,10 @@ import StoreTesting
 import TestSupport
 import Testing
 
-@Suite("RMSTORE.md §9 defects")
+@Suite("Docs/StoreBehaviour.md §8 defects")
 @MainActor
 struct RMStoreDefectTests {
-    /// §2.1/§9: RMStore kept one pair of blocks per product id, so a second purchase of the same
+    /// §2.1/§8: RMStore kept one pair of blocks per product id, so a second purchase of the same
     /// product replaced the first purchase's blocks and the first caller was never called back.
     @Test func perPaymentCallbacks_twoPurchasesOfOneProductAreBothCalledBack() throws {
         let f = Fixture()
@@ -62,7 +62,7 @@ struct RMStoreDefectTests {
         #expect(f.log.names == [.rmRefreshReceiptFailed])
     }
 
-    /// §9.3, PR #150: when the queue delivered a restored transaction twice, RMStore's pending
+    /// §8.3, PR #150: when the queue delivered a restored transaction twice, RMStore's pending
     /// counter never returned to zero and the restore never completed.
     @Test func restore_duplicateDeliveryDoesNotStall_whileVerificationIsPending() throws {
         let f = Fixture()
@@ -97,7 +97,7 @@ struct RMStoreDefectTests {
         #expect(f.log.all(.rmPaymentTransactionFinished).count == 2)  // the purchase and one restore
     }
 
-    /// §9.9 (#212): RMStore read the web order line item id through a 32-bit int. Real ids are
+    /// §8.9 (#212): RMStore read the web order line item id through a 32-bit int. Real ids are
     /// about 10^15; they survive the transaction model, the receipt seam and both persistors
     /// exactly, up to the 64-bit limit (beyond a Double's 53 bits).
     @Test func webOrderLineItemID_is64BitEndToEnd() throws {
@@ -123,7 +123,7 @@ struct RMStoreDefectTests {
         }
     }
 
-    /// §9.2, §4.4: "could not verify" must not consume the purchase. The transaction stays in the
+    /// §8.2, §4.3: "could not verify" must not consume the purchase. The transaction stays in the
     /// queue, is delivered again at the next launch (a new store on the same queue), verified
     /// again, and then finished and persisted.
     @Test func unableToComplete_leavesTheTransactionUnfinishedAndItIsRedelivered() throws {
@@ -211,7 +211,7 @@ struct RMStoreDefectTests {
         #expect(StoreError.code(of: refused ?? TestError("none")) == .restoreInProgress)
     }
 
-    /// §4.7: RMStore let the download that settled last decide; an early failure followed by a
+    /// §4.4: RMStore let the download that settled last decide; an early failure followed by a
     /// later success finished the transaction as a success. Here any failure fails it.
     @Test func hostedDownloads_earlyFailureThenLateSuccess_failsTheTransaction() throws {
         let f = Fixture(catalog: defaultCatalog(twoPacksOutcomes: (.failed(TestError("a")), .finished)))
@@ -225,7 +225,7 @@ struct RMStoreDefectTests {
         #expect(f.log.names.last == .rmPaymentTransactionFailed)
     }
 
-    /// §9.3, #164: a restore whose transactions failed still reported plain success. Failed
+    /// §8.3, #164: a restore whose transactions failed still reported plain success. Failed
     /// restored transactions are now listed apart.
     @Test func restore_failedRestoredTransactionsAreReportedDistinctly() throws {
         let f = Fixture()
@@ -247,7 +247,7 @@ struct RMStoreDefectTests {
         #expect(notification.rm.transactions?.count == 1)
     }
 
-    /// §9.1 (#172, #151, PR #168): finish only after the app delivered. The success callback
+    /// §8.1 (#172, #151, PR #168): finish only after the app delivered. The success callback
     /// runs with the transaction persisted but still in the queue; the app finishes it.
     @Test func finishAfterDelivery_appFinishesAfterDelivering() throws {
         let f = Fixture(configuration: Store.Configuration(finishMode: .afterDelivery))
@@ -270,7 +270,7 @@ struct RMStoreDefectTests {
         #expect(f.store.transactionsAwaitingDelivery.isEmpty)
     }
 
-    /// §9.1: if the app dies before delivering, the transaction comes back at the next launch,
+    /// §8.1: if the app dies before delivering, the transaction comes back at the next launch,
     /// and persisting it again does not count it twice.
     @Test func finishAfterDelivery_undeliveredTransactionComesBackWithoutDoubleCounting() throws {
         let sim = SimulatedAppStore(catalog: defaultCatalog(), deliversAutomatically: false)
@@ -312,7 +312,7 @@ struct RMStoreDefectTests {
         #expect(f.sim.finishedTransactionIdentifiers.count == (mode == .automatic ? 1 : 0))
     }
 
-    /// §9.12 (#50, #85): RMStore's delegates were weak, so a persistor created inline was gone
+    /// §8.12 (#50, #85): RMStore's delegates were weak, so a persistor created inline was gone
     /// at once and nothing was persisted. The store holds its delegates strongly.
     @Test func delegatesAreHeldStrongly() throws {
         let f = Fixture()
@@ -327,7 +327,7 @@ struct RMStoreDefectTests {
         #expect(f.log.names == [.rmDownloadFinished, .rmPaymentTransactionFinished])
     }
 
-    /// §7: RMStore's keychain persistence counted a non-consumable again at every restore.
+    /// §6: RMStore's keychain persistence counted a non-consumable again at every restore.
     @Test func restoringTwice_persistsOnce() throws {
         let f = Fixture()
         let ledger = try SecureTransactionPersistor(fileURL: f.directory.appendingPathComponent("secure"), key: PersistorKind.key)
@@ -342,7 +342,7 @@ struct RMStoreDefectTests {
         #expect(try ledger.count(productIdentifier: IDs.level) == 1)
     }
 
-    /// §9.15, PR #213: buying without a prior products request, when the app opts in.
+    /// §8.15, PR #213: buying without a prior products request, when the app opts in.
     @Test func addPaymentWithoutProductRequest_whenAllowed() {
         let f = Fixture(configuration: Store.Configuration(allowsPaymentsForUnrequestedProducts: true))
         let recorder = f.buy(IDs.level)
@@ -350,7 +350,7 @@ struct RMStoreDefectTests {
         #expect(f.sim.productsRequestCount == 0)
     }
 
-    /// The documented order of the pipeline (RMSTORE.md §4.2): verify → self-hosted download →
+    /// The documented order of the pipeline (Docs/StoreBehaviour.md §4.2): verify → self-hosted download →
     /// hosted downloads → finish → persist → callback → notification.
     @Test func pipeline_runsInTheDocumentedOrder() throws {
         let f = Fixture()

@@ -1,5 +1,5 @@
 // RMStoreKeychainPersistenceTests.m, RMStoreUserDefaultsPersistenceTests.m and
-// RMStoreTransactionTests.m (RMSTORE.md §8), run against both reference persistors
+// RMStoreTransactionTests.m (Docs/StoreBehaviour.md §7), run against both reference persistors
 // (the keychain tests against SecureTransactionPersistor, the user-defaults tests against
 // DefaultsTransactionPersistor; each row runs on both), plus integrity and file-format checks.
 
@@ -174,7 +174,7 @@ struct PersistenceTests_m {
         #expect(try ledger.transactions(forProduct: "p").map(\.transactionIdentifier) == ["100"])
     }
 
-    /// Two instances on one file see each other's writes (no per-instance cache, RMSTORE.md §7).
+    /// Two instances on one file see each other's writes (no per-instance cache, Docs/StoreBehaviour.md §6).
     @Test(arguments: PersistorKind.allCases)
     func twoInstances_shareTheFile(kind: PersistorKind) throws {
         let (first, url) = try ledger(kind)

@@ -1,4 +1,4 @@
-// RMProducstRequestDelegateTests.m and NSNotification+RMStoreTests.m (RMSTORE.md §8).
+// RMProducstRequestDelegateTests.m and NSNotification+RMStoreTests.m (Docs/StoreBehaviour.md §7).
 
 import Foundation
 import RMStore
@@ -72,7 +72,7 @@ struct RMProducstRequestDelegateTests_m {
         #expect(f.store.product(forIdentifier: IDs.coins) == nil)
     }
 
-    /// The block runs before the notification (RMSTORE.md §2.1).
+    /// The block runs before the notification (Docs/StoreBehaviour.md §2.1).
     @Test func productsRequest_blockRunsBeforeTheNotification() {
         let f = Fixture()
         f.store.requestProducts([IDs.coins]) { _, _ in f.log.timeline.append("success") }

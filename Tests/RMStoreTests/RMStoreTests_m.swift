@@ -1,4 +1,4 @@
-// RMStoreTests.m (RMSTORE.md §8, first row), test by test, on the simulated App Store.
+// RMStoreTests.m (Docs/StoreBehaviour.md §7, first row), test by test, on the simulated App Store.
 //
 // Every test is named after the Objective-C test it ports (`testX_Y` → `x_Y_…`), with what it
 // asserts. RMStore drove its store with OCMock queues and called the StoreKit observer methods by
@@ -604,7 +604,7 @@ struct RMStoreTests_m {
 
     /// testPaymentQueueUpdatedTransactions_Restored__storeRestoreTransactionsFinished. RMStore's
     /// test delivered the transaction after the queue's "finished" (relying on a flag that stayed
-    /// set, RMSTORE.md §4.8); a real queue delivers it before, which is what this checks.
+    /// set, Docs/StoreBehaviour.md §4.5); a real queue delivers it before, which is what this checks.
     @Test func updatedTransactions_Restored_storeRestoreTransactionsFinished_listsTheTransaction() throws {
         let f = Fixture()
         f.requestAllProducts()

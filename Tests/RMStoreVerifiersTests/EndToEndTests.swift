@@ -1,6 +1,6 @@
 // End to end, no mocks of our own code: the simulated App Store signs a real PKCS#7 receipt, the
 // real AppReceiptStoreVerifier checks it with OpenSSL against the test PKI's root, the secure
-// persistor writes a real file, and the store reports in RMSTORE.md §4.2 order.
+// persistor writes a real file, and the store reports in Docs/StoreBehaviour.md §4.2 order.
 
 import Foundation
 import RMStore
@@ -100,7 +100,7 @@ final class FileContentDownloader: ContentDownloader {
     /// Must show: simulated purchase → signed receipt → real verifier → persisted (secure
     /// persistor, real file) → success callback and notifications in the documented order:
     /// verify → self-hosted download → hosted downloads → finish → persist → callback →
-    /// notification (RMSTORE.md §4.2).
+    /// notification (Docs/StoreBehaviour.md §4.2).
     @Test func purchase_isVerifiedDownloadedFinishedPersistedCalledBackAndNotified_inPipelineOrder() async throws {
         let f = try VerifierFixture()
         let store = try f.theStore()
@@ -208,7 +208,7 @@ final class FileContentDownloader: ContentDownloader {
         #expect(coins.identifier != level.identifier)
     }
 
-    /// Must show (§9.9): the 64-bit web order line item id survives purchase → signed receipt →
+    /// Must show (Docs/StoreBehaviour.md §8.9): the 64-bit web order line item id survives purchase → signed receipt →
     /// verifier → persistor. RMStore read it through a 32-bit int.
     @Test func webOrderLineItemID_is64Bit_fromPurchaseThroughReceiptVerifierAndPersistor() async throws {
         let f = try VerifierFixture(automatic: true)
@@ -232,7 +232,7 @@ final class FileContentDownloader: ContentDownloader {
         #expect(fileText.contains(String(id)))
     }
 
-    /// Must show (§9.4, #230): with a future-dated renewal in the verified receipt, the app-level
+    /// Must show (Docs/StoreBehaviour.md §8.4, #230): with a future-dated renewal in the verified receipt, the app-level
     /// query `containsActiveAutoRenewableSubscription` answers true for the current period.
     /// RMStore tested only the record with the latest expiry, which has not started yet.
     @Test func subscription_withFutureDatedRenewal_isActiveForTheCurrentPeriod() async throws {
@@ -268,8 +268,8 @@ final class FileContentDownloader: ContentDownloader {
     }
 }
 
-/// RMStore's `containsActiveAutoRenewableSubscriptionOfProductIdentifier:forDate:` (RMSTORE.md
-/// §4.5): only the record with the latest expiration date, active iff purchase ≤ date ≤ expiry.
+/// RMStore's `containsActiveAutoRenewableSubscriptionOfProductIdentifier:forDate:` (Docs/StoreBehaviour.md
+/// §4.7): only the record with the latest expiration date, active iff purchase ≤ date ≤ expiry.
 func rmStoreSubscriptionRule(_ receipt: AppReceipt, product: String, date: Date) -> Bool {
     var latest: InAppPurchase?
     for record in receipt.inAppPurchases(ofProduct: product) {

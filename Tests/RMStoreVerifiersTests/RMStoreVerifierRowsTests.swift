@@ -1,4 +1,4 @@
-// The behaviour rows of RMStore's own verifier tests (RMSTORE.md §8), one test each, named after
+// The behaviour rows of RMStore's own verifier tests (Docs/StoreBehaviour.md §7), one test each, named after
 // the original test file so the mapping is visible. RMStore ran them with empty data and no
 // network; here they run against the simulated App Store and a verifyReceipt endpoint on 127.0.0.1.
 

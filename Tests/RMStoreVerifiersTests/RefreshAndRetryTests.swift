@@ -1,4 +1,4 @@
-// RMSTORE.md §4.6 and §9: refresh once, then retry; a failed refresh leaves the transaction
+// Docs/StoreBehaviour.md §4.6 and §8: refresh once, then retry; a failed refresh leaves the transaction
 // unfinished; concurrent verifications share one refresh.
 
 import Foundation
@@ -82,7 +82,7 @@ import Testing
                 == .transactionNotInReceipt)
     }
 
-    /// Must show (§9.2, §4.6): the refresh fails (offline), so verification is unable to complete:
+    /// Must show (§8.2, §4.6): the refresh fails (offline), so verification is unable to complete:
     /// code 200, the transaction is NOT finished, nothing is persisted. At the next launch the
     /// queue delivers it again, the refresh works, and it is verified, finished and persisted.
     /// RMStore passed the refresh error on unchanged, which finished the transaction.
@@ -117,7 +117,7 @@ import Testing
         #expect(try f.persistor.transactions(forProduct: IDs.level).map(\.transactionIdentifier) == [id])
     }
 
-    /// Must show (§9, single refresh slot): two transactions failing verification at the same
+    /// Must show (§8, single refresh slot): two transactions failing verification at the same
     /// time, and the app's own refresh on top, share ONE refresh, and every caller is called
     /// back. RMStore kept one slot, so all callers but the last were never called back.
     @Test func concurrentFailingVerifications_andAnAppRefresh_shareOneRefresh_everyCallerCalledBack() async throws {

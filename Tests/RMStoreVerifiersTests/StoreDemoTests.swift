@@ -1,5 +1,5 @@
 // `swift run store-demo` works: the built example exits 0, quickly, having printed each
-// notification as it happened and the summary.
+// notification and each verified signed transaction as it happened, and the summary.
 
 import Foundation
 import Testing
@@ -72,6 +72,27 @@ enum StoreDemo {
         let renewal = try #require(lines.firstIndex { $0.contains("the subscription renews") })
         let refresh = try #require(lines.firstIndex { $0.contains("▸ RefreshReceiptFinished") })
         #expect(lines[(renewal + 1)..<refresh].contains { $0.contains("▸ PaymentTransactionFinished") && $0.contains("monthly") })
+        // Every transaction's signed transaction verified too (alongside the receipt), and printed:
+        // six purchases (a renewal among them) and four restores, each restore carrying the JWS
+        // of a purchase printed before.
+        let signed = lines.filter { $0.contains("✓ JWS ") }
+        #expect(signed.filter { $0.contains("(for purchased ") }.count == 6)
+        #expect(signed.filter { $0.contains("(for restored ") }.count == 4)
+        #expect(signed.filter { $0.contains(", RENEWAL, ") }.count == 2)  // the renewal, bought and restored
+        #expect(signed.allSatisfy { $0.contains(", Sandbox (for ") })
+        func signedID(_ line: String) -> String? {
+            line.components(separatedBy: "✓ JWS ").last?.split(separator: " ").first { $0.allSatisfy(\.isNumber) }.map(String.init)
+        }
+        let purchasedIDs = Set(signed.filter { $0.contains("(for purchased ") }.compactMap(signedID))
+        #expect(purchasedIDs.count == 6)
+        #expect(signed.filter { $0.contains("(for restored ") }.allSatisfy { signedID($0).map(purchasedIDs.contains) == true })
+        #expect(
+            lines.contains {
+                $0.contains("the JWS chain:")
+                    && $0.hasSuffix("RMStore Test Root CA - G3, checked at 2023-11-14 22:13:20 +0000 (the signedDate), 15 checks")
+            })
+        #expect(lines.contains { $0.contains("signed transactions (JWS):") && $0.contains("10 verified") })
+        #expect(lines.contains { $0.contains("subscription status (JWS):") && $0.contains("active, renewal info verified: auto-renew on") })
         #expect(lines.last?.hasSuffix("Done") == true)
     }
 }

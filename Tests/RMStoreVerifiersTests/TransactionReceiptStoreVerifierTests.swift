@@ -158,7 +158,7 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
     }
 
     /// Status 0, but the verified receipt is for another product, transaction or app: failed,
-    /// naming what differs (RMStore never looked, §6 step 7).
+    /// naming what differs (RMStore never looked, Docs/StoreBehaviour.md §5 step 7).
     @Test(arguments: ["product", "transaction", "bundle"])
     func online_status0_forAnotherPurchase_fails(_ what: String) async throws {
         let servers = try OnlineFixture()

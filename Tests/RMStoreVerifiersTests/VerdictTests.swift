@@ -94,7 +94,7 @@ extension URL {
         #expect(try f.persistor.count(productIdentifier: IDs.level) == 0)
     }
 
-    /// Must show (§4.10, §9.10): an anchor file that is missing or unreadable (or holds no
+    /// Must show (Docs/StoreBehaviour.md §4.8, §8.10): an anchor file that is missing or unreadable (or holds no
     /// certificate, or no anchor at all) makes verification FAIL, visibly: not a silent pass
     /// (RMStore skipped the signature check) and not "unable to complete" (which would leave the
     /// transaction to fail again at every launch). The receipt is not even read and no refresh
@@ -171,7 +171,7 @@ extension URL {
         #expect(detail.message.contains("expired"))
     }
 
-    /// RMStore accepted any purchase of the same product (§4.6). Here a transaction whose id the
+    /// RMStore accepted any purchase of the same product (Docs/StoreBehaviour.md §2.3). Here a transaction whose id the
     /// receipt does not hold fails, although the receipt holds a purchase of that product.
     @Test func transactionIsMatchedById_notByProduct() async throws {
         let f = try VerifierFixture(automatic: true)

@@ -2,7 +2,7 @@ import ASN1
 import Foundation
 import Internals
 import JSON
-import Receipts
+@_spi(Testing) import Receipts
 import TestSupport
 import Testing
 
@@ -215,5 +215,61 @@ import Testing
         #expect(DeviceIdentifier("f8:ff:c2:1e:91") == nil)
         #expect(DeviceIdentifier("zz:ff:c2:1e:91:82") == nil)
         #expect(DeviceIdentifier("3B76A7BD8F5B-46A4-BCB1-CCE8DBD1B3CD") == nil)
+    }
+
+    /// Strings are read and written in runs: escapes between, before and after runs, and a
+    /// kilobyte run, survive both ways.
+    @Test func jsonStringsRoundTripAroundEscapes() throws {
+        let long = String(repeating: "QUJD", count: 3000)
+        for text in ["", "plain", "\"", "a\"b\\c\u{1}d\ne\tf\rg", "\\end\\", "é😀\u{1F}", long + "\"" + long] {
+            var writer = JSONWriter(indent: 0)
+            writer.beginObject()
+            writer.string("k", text)
+            writer.endObject()
+            #expect(try JSONValue.parse(writer.output)["k"]?.stringValue == text, "\(text.prefix(20))")
+        }
+        var writer = JSONWriter(indent: 0)
+        writer.string("a\"b\u{1}")
+        #expect(writer.text == #""a\"b\u0001""#)
+        #expect(try JSONValue.parse(#""x\u00e9\ud83d\ude00y\/""#) == .string("xé😀y/"))
+        #expect(throws: JSONError.self) { try JSONValue.parse([0x22, 0x61, 0x0A, 0x22]) }
+    }
+}
+
+/// In-app attribute 1720: the cancellation reason, decoded on both parse paths, written back, and
+/// carried in the verifyReceipt JSON as a string.
+@Suite struct CancellationReasonEncodingTests {
+    func receipt(reason: InAppPurchase.CancellationReason?) -> AppReceipt {
+        var purchase = InAppPurchase()
+        purchase.quantity = 1
+        purchase.productIdentifier = "com.example.monthly"
+        purchase.transactionIdentifier = "1000"
+        purchase.purchaseDate = Date(timeIntervalSince1970: 1_738_400_000)
+        purchase.cancellationDate = Date(timeIntervalSince1970: 1_738_584_000)
+        purchase.cancellationReason = reason
+        var receipt = AppReceipt()
+        receipt.bundleIdentifier = "com.example"
+        receipt.inAppPurchases = [purchase]
+        return receipt
+    }
+
+    @Test(arguments: [InAppPurchase.CancellationReason.other, .issueInApp, InAppPurchase.CancellationReason(rawValue: 7)])
+    func roundTrip(reason: InAppPurchase.CancellationReason) throws {
+        let payload = receipt(reason: reason).encodedPayload()
+        let parsed = try AppReceipt(payload: payload[...])
+        let record = try #require(parsed.inAppPurchases.first)
+        #expect(record.cancellationReason == reason)
+        #expect(record.unknownAttributes.isEmpty)
+        #expect(try AppReceipt(payloadWithoutFastPath: payload[...]).inAppPurchases.first?.cancellationReason == reason)
+        let json = parsed.jsonText(indent: 0)
+        #expect(json.contains("\"cancellation_reason\":\"\(reason.rawValue)\""))
+        let again = try AppReceipt(json: try JSONValue.parse(json))
+        #expect(again.inAppPurchases.first?.cancellationReason == reason)
+    }
+
+    @Test func absentWhenNotWritten() throws {
+        let parsed = try AppReceipt(payload: receipt(reason: nil).encodedPayload()[...])
+        #expect(parsed.inAppPurchases.first?.cancellationReason == nil)
+        #expect(!parsed.jsonText().contains("cancellation_reason"))
     }
 }

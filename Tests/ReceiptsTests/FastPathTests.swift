@@ -117,6 +117,9 @@ import Testing
         ("a non-ASCII separator", attribute(1706, element(.utf8String, Array("2021-04-30\u{00A0}00:00:00Z".utf8))), false),
         ("a date without a zone", attribute(1706, element(.ia5String, Array("2021-04-30T00:00:00".utf8))), false),
         ("an empty date", attribute(1708, element(.ia5String, [])), true),
+        ("cancellation reason 1", attribute(1720, element(.integer, [1])), true),
+        ("cancellation reason beyond the documented values", attribute(1720, element(.integer, [0x01, 0x00])), true),
+        ("cancellation reason as a string", attribute(1720, element(.utf8String, Array("1".utf8))), false),
     ]
 
     @Test func everyVariantGetsTheGeneralPathsAnswer() {

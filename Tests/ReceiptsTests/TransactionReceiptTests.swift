@@ -5,7 +5,8 @@ import Receipts
 import TestSupport
 import Testing
 
-/// What FORMATS.md and the vectors' PROVENANCE.md files say the four real legacy receipts hold.
+/// What Docs/Formats.md §6 and TestReceipts/README.md (with the upstream sources it names) say the
+/// four real legacy receipts hold.
 struct LegacyReceiptExpectation: Sendable, CustomStringConvertible {
     let file: String
     let bundleIdentifier: String

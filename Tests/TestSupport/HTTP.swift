@@ -27,9 +27,23 @@ package final class RawHTTPConnection: @unchecked Sendable {
     package let fd: Int32
     package var buffer: [UInt8] = []
 
-    package init(port: UInt16, timeout: TimeInterval = 10) throws {
+    /// Connects to `port` on 127.0.0.1, from `source` (another loopback address such as
+    /// `127.0.0.2`, to act as a different client) when given.
+    package init(port: UInt16, timeout: TimeInterval = 10, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError("socket failed") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw RawHTTPError("bind to \(source) failed: errno \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

@@ -25,6 +25,7 @@ public enum PersistenceError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The integrity key is unusable (empty).
     case invalidKey
 
+    /// One line naming the file and what failed (for `io`, the system call and `errno`).
     public var description: String {
         switch self {
         case .corrupt(let path, let reason): return "corrupt transaction file \(path): \(reason)"
@@ -58,7 +59,7 @@ package enum AtomicFile {
                 var offset = 0
                 while offset < buffer.count {
                     guard let base = buffer.baseAddress else { break }
-                    let written = Glibc_write(fd, base + offset, buffer.count - offset)
+                    let written = systemWrite(fd, base + offset, buffer.count - offset)
                     if written < 0 {
                         if errno == EINTR { continue }
                         throw PersistenceError.io(operation: "write", path: temporary, errno: errno)
@@ -112,7 +113,7 @@ package enum AtomicFile {
 
 /// `write(2)` under a name that does not clash with other `write` functions in scope.
 @inline(__always)
-private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Glibc)
         return Glibc.write(fd, buffer, count)
     #elseif canImport(Musl)
