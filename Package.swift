@@ -111,7 +111,7 @@ let package = Package(
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
         .target(
-            name: "FuzzTargets", dependencies: ["JWS", "JSON", "Internals", "ASN1", "Receipts", "ReceiptVerification"],
+            name: "FuzzTargets", dependencies: ["JWS", "JSON", "Internals", "ASN1", "ReceiptCrypto", "Receipts", "ReceiptVerification"],
             path: "Fuzz/FuzzTargets",
             swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
@@ -204,7 +204,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "ReceiptToolTests", dependencies: ["JSON", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport", "receipt-tool"],
+            name: "ReceiptToolTests",
+            dependencies: ["ASN1", "JSON", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport", "receipt-tool"],
             swiftSettings: swiftSettings),
     ]
 )
