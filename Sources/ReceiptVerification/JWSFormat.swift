@@ -541,7 +541,9 @@ enum JWSClaimChecks {
         let found = problems
         run.record(
             .nestedAgreement, found.isEmpty,
-            found.isEmpty ? "\(count) nested token\(count == 1 ? "" : "s") agree with the notification" : found.joined(separator: "; "))
+            found.isEmpty
+                ? count == 1 ? "the nested token agrees with the notification" : "\(count) nested tokens agree with the notification"
+                : found.joined(separator: "; "))
     }
 
     static func nestedVerdict<Inner: AppStoreSignedPayload, Outer: AppStoreSignedPayload>(
