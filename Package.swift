@@ -122,7 +122,7 @@ let package = Package(
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
         .target(
-            name: "FuzzTargets", dependencies: ["JWS", "JSON", "Internals", "ASN1", "Receipts", "ReceiptVerification"],
+            name: "FuzzTargets", dependencies: ["JWS", "JSON", "Internals", "ASN1", "ReceiptCrypto", "Receipts", "ReceiptVerification"],
             path: "Fuzz/FuzzTargets",
             swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
@@ -227,8 +227,8 @@ let package = Package(
             name: "ReceiptToolTests",
             // `api` runs against the simulated App Store Server API the tests start on 127.0.0.1.
             dependencies: [
-                "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts",
-                "StoreTesting", "TestSupport", "receipt-tool",
+                "ASN1", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification",
+                "Receipts", "StoreTesting", "TestSupport", "receipt-tool",
             ],
             swiftSettings: swiftSettings),
     ]

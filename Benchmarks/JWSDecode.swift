@@ -2,12 +2,14 @@ import Foundation
 import JSON
 import JWS
 import ReceiptCrypto
+import ReceiptVerification
 import TestSupport
 
 /// `jws-decode`: a real Apple-signed transaction (gopay's sandbox-transaction-2000000184445477,
 /// 5.2 KB with three certificates in its header) split, base64url-decoded, its header and x5c
-/// parsed and its payload decoded into a `JWSTransaction`; then the parts on their own, and one
-/// bare OpenSSL ES256 verify of the same signing input as the yardstick.
+/// parsed and its payload decoded into a `JWSTransaction`; then the parts on their own, one bare
+/// OpenSSL ES256 verify of the same signing input as the yardstick, and the whole warm verification
+/// (`jws-verify-warm`, see ``JWSVerifyBench``).
 enum JWSDecodeBench {
     static let tokenPath = "jws/gopay/sandbox-transaction-2000000184445477.jws"
 
@@ -62,6 +64,8 @@ enum JWSDecodeBench {
                 }))
         report.ratio("jws-decode vs one bare ES256 verify", "jws-decode", "es256-verify")
         report.ratio("jws-decode (header cache) vs one bare ES256 verify", "jws-decode (header cache)", "es256-verify")
+        // The whole warm verification of the same token against the bundled Apple roots.
+        try JWSVerifyBench(bytes: token, anchors: try TrustAnchors.appleRoots).measure(with: harness, into: &report)
     }
 
     /// `r ‖ s` (32 + 32 bytes) as the DER `ECDSA-Sig-Value` OpenSSL verifies.

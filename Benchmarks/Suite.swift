@@ -1,7 +1,9 @@
 import CryptoBaselines
 import Foundation
+import JWS
 import ReceiptCrypto
 import ReceiptSigning
+import ReceiptVerification
 import Receipts
 import TestSupport
 
@@ -271,6 +273,7 @@ struct Suite {
     func runFile(_ path: String) throws -> Report {
         guard let data = FileManager.default.contents(atPath: path) else { throw BenchmarkError(description: "\(path): cannot be read") }
         let input = [UInt8](data)
+        if try SignedDataInput.detect(input) != nil { return try runJWSFile(input) }
         guard case .appReceipt(let bytes) = try ReceiptInput.detect(input) else {
             throw BenchmarkError(description: "\(path) is not an app receipt")
         }
@@ -300,6 +303,25 @@ struct Suite {
         }
         report.ratio("parse vs openssl-rmstore-parse", "openssl-rmstore-parse", "parse")
         report.ratio("parse vs memcpy", "parse", "memcpy")
+        return report
+    }
+}
+
+extension Suite {
+    /// `--file` with a JWS or notification body: `jws-verify-warm` and `es256-verify` on it,
+    /// against `--anchor CERT` or the bundled Apple roots, at its signed date.
+    func runJWSFile(_ bytes: [UInt8]) throws -> Report {
+        let anchors: TrustAnchors
+        if let anchorPath = options.anchor {
+            guard let anchorData = FileManager.default.contents(atPath: anchorPath) else {
+                throw BenchmarkError(description: "\(anchorPath): cannot be read")
+            }
+            anchors = TrustAnchors(try Certificate.load([UInt8](anchorData)))
+        } else {
+            anchors = try TrustAnchors.appleRoots
+        }
+        var report = Report()
+        try JWSVerifyBench(bytes: bytes, anchors: anchors).measure(with: harness, into: &report)
         return report
     }
 }

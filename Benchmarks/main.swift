@@ -27,6 +27,8 @@ struct Options {
     var repeatParse: (String, Int)?
     var repeatJWS: (String, Int, Bool)?
     var repeatVerify: (String, String, Int)?
+    var repeatJWSVerify: (String, Int)?
+    var repeatES256: (String, Int)?
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -62,6 +64,18 @@ struct Options {
                 let path = try value()
                 guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-jws FILE N") }
                 repeatJWS = (path, n, cached)
+            case "--repeat-jws-verify":
+                // For instruction counting: warm-verify the JWS in FILE N times (jws-verify-warm:
+                // the shared chain cache and a header cache, at its signed date) against the
+                // bundled Apple roots, or --anchor CERT.
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-jws-verify FILE N") }
+                repeatJWSVerify = (path, n)
+            case "--repeat-es256":
+                // The yardstick of --repeat-jws-verify: es256-verify on the JWS in FILE N times.
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-es256 FILE N") }
+                repeatES256 = (path, n)
             case "--repeat-parse":
                 // For instruction counting under valgrind: parse FILE N times and exit.
                 let path = try value()
@@ -77,8 +91,10 @@ struct Options {
                     -t SECONDS    time per measurement, split over the runs (default 0.4)
                     --json        one JSON line per measurement instead of the table
                     --quick       only the 1,000-purchase receipt and the real receipts' totals
-                    --jws         only the JWS decode measurements (jws-decode, es256-verify)
-                    --file PATH   benchmark one receipt; --anchor adds verification against CERT
+                    --jws         only the JWS measurements (jws-decode, es256-verify, jws-verify-warm)
+                    --file PATH   benchmark one receipt (--anchor adds verification against CERT),
+                                  or one JWS or notification body: jws-verify-warm and es256-verify
+                                  against the bundled Apple roots (or --anchor CERT)
                     """)
                 exit(0)
             default:
@@ -122,6 +138,30 @@ if let (path, anchorPath, count) = options.repeatVerify {
     let verifier = AppReceiptVerifier(anchors: anchor, policy: .appStore, cache: ChainCache())
     var valid = 0
     for _ in 0..<count where verifier.verify(bytes).isValid { valid += 1 }
+    print(valid)
+    exit(0)
+}
+
+if let (path, count) = options.repeatJWSVerify {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    let anchors =
+        try options.anchor.map { TrustAnchors(try Certificate.load([UInt8](FileManager.default.contents(atPath: $0) ?? Data()))) }
+        ?? TrustAnchors.appleRoots
+    let bench = try JWSVerifyBench(bytes: bytes, anchors: anchors)
+    var valid = 0
+    for _ in 0..<count where bench.verify(bytes) { valid += 1 }
+    print(valid)
+    exit(0)
+}
+
+if let (path, count) = options.repeatES256 {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    guard let jws = try SignedDataInput.detect(bytes)?.jws, let leaf = jws.header.certificateChain?.first else { exit(1) }
+    let key = try Certificate(derEncoded: leaf).publicKey
+    let signature = JWSDecodeBench.derSignature(jws.signature)
+    let input = Array(jws.signingInput)
+    var valid = 0
+    for _ in 0..<count where key.verify(signature: signature, over: input, digest: .sha256) { valid += 1 }
     print(valid)
     exit(0)
 }

@@ -34,6 +34,7 @@ public enum FuzzTargets {
         Target(name: "plist", run: plist),
         Target(name: "legacy-verify", run: legacyVerify),
         Target(name: "jws", run: jws),
+        Target(name: "jws-verify", run: JWSVerifyFuzz.run),
     ]
 
     /// The target called `name`, if there is one.

@@ -1,8 +1,9 @@
 internal import COpenSSL
 
 // ECDSA signatures in the fixed-width `r ‖ s` form JWS uses (RFC 7518 §3.4: ES256 is 64 bytes,
-// ES384 96), converted to and from the DER `Ecdsa-Sig-Value` OpenSSL works with by OpenSSL's own
-// ECDSA_SIG functions.
+// ES384 96), converted to the DER `Ecdsa-Sig-Value` OpenSSL verifies by a direct encoder (checked
+// against OpenSSL's own i2d_ECDSA_SIG in the tests), and from the DER OpenSSL signs with by
+// OpenSSL's ECDSA_SIG functions.
 
 extension PublicKey {
     /// The byte width of one coordinate of this EC key's curve (32 for P-256, 48 for P-384), or nil
@@ -29,33 +30,43 @@ extension PublicKey {
         verify(rawECDSASignature: signature[...], over: data[...], digest: digest)
     }
 
-    /// DER `Ecdsa-Sig-Value` of `r ‖ s`, or nil when OpenSSL cannot build it.
+    /// DER `Ecdsa-Sig-Value` of `r ‖ s` (`SEQUENCE { INTEGER r, INTEGER s }`, each INTEGER
+    /// minimal and non-negative), written directly: this runs once per verification, and OpenSSL's
+    /// `ECDSA_SIG` round trip through two `BIGNUM`s cost more than the rest of a warm JWS
+    /// verification's bookkeeping. Nil when `raw` is not `2 × width` bytes or `width` is not that
+    /// of a curve this package verifies (at most 66 bytes, P-521).
     static func derSignature(raw: UnsafeRawBufferPointer, width: Int) -> [UInt8]? {
-        guard raw.count == 2 * width, let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        guard let signature = ECDSA_SIG_new() else { return nil }
-        defer { ECDSA_SIG_free(signature) }
-        guard let r = BN_bin2bn(base, Int32(width), nil) else { return nil }
-        guard let s = BN_bin2bn(base + width, Int32(width), nil) else {
-            BN_free(r)
-            return nil
+        guard width > 0, width <= 66, raw.count == 2 * width else { return nil }
+        let bytes = raw.bindMemory(to: UInt8.self)
+        /// The content of the minimal INTEGER for the unsigned big-endian `half`: leading zero
+        /// bytes dropped (one zero kept for zero), and a zero put back when the high bit is set.
+        func integerContent(_ half: Slice<UnsafeBufferPointer<UInt8>>) -> (start: Int, padded: Bool) {
+            var start = half.startIndex
+            while start < half.endIndex - 1, half[start] == 0 { start += 1 }
+            return (start, half[start] & 0x80 != 0)
         }
-        // ECDSA_SIG_set0 takes ownership of both numbers on success.
-        guard ECDSA_SIG_set0(signature, r, s) == 1 else {
-            BN_free(r)
-            BN_free(s)
-            return nil
-        }
-        let length = i2d_ECDSA_SIG(signature, nil)
-        guard length > 0 else {
-            OpenSSLErrorQueue.clear()
-            return nil
-        }
-        var output = [UInt8](repeating: 0, count: Int(length))
-        let written = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_ECDSA_SIG(signature, &cursor)
-        }
-        guard written == length else { return nil }
+        let r = bytes[0..<width]
+        let s = bytes[width..<(2 * width)]
+        let (rStart, rPadded) = integerContent(r)
+        let (sStart, sPadded) = integerContent(s)
+        let rLength = r.endIndex - rStart + (rPadded ? 1 : 0)
+        let sLength = s.endIndex - sStart + (sPadded ? 1 : 0)
+        // Each INTEGER is at most 67 bytes, so its length fits one byte; the SEQUENCE's content
+        // (at most 138 bytes) needs the long form from 128 on.
+        let contentLength = 2 + rLength + 2 + sLength
+        var output: [UInt8] = []
+        output.reserveCapacity(contentLength + 3)
+        output.append(0x30)
+        if contentLength >= 0x80 { output.append(0x81) }
+        output.append(UInt8(truncatingIfNeeded: contentLength))
+        output.append(0x02)
+        output.append(UInt8(truncatingIfNeeded: rLength))
+        if rPadded { output.append(0) }
+        output.append(contentsOf: r[rStart...])
+        output.append(0x02)
+        output.append(UInt8(truncatingIfNeeded: sLength))
+        if sPadded { output.append(0) }
+        output.append(contentsOf: s[sStart...])
         return output
     }
 }

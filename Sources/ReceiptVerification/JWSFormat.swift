@@ -5,7 +5,7 @@ public import ReceiptCrypto
 
 /// A JWS and the payload decoded from exactly its signed bytes.
 public struct SignedJWS<Value: AppStoreSignedPayload>: Sendable {
-    /// The token, split and decoded (its ``CompactJWS/signingInput`` is what the signature covers).
+    /// The token, split and decoded (its `CompactJWS.signingInput` is what the signature covers).
     public let jws: CompactJWS
     /// The payload decoded from the token's payload segment. Trust it only when the verdict it came
     /// with is valid.
@@ -268,23 +268,41 @@ public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
     /// A compact JWS (whitespace around it allowed) or a notification body `{"signedPayload": …}`,
     /// whose payload decodes as `Value`.
     public func parse(_ bytes: [UInt8]) -> Result<SignedJWS<Value>, FormatParseFailure> {
-        let input: SignedDataInput?
-        do throws(JWSError) {
-            input = try SignedDataInput.detect(bytes, limits: limits)
-        } catch {
-            return .failure(FormatParseFailure("not a JWS: \(error)"))
-        }
-        guard let input else { return .failure(FormatParseFailure("not a compact JWS or a notification body")) }
-        var jws = input.jws
-        if headerCache != nil, case .token = input {
-            // Re-split through the cache (detection trims whitespace; a token as given is common).
-            if let cached = try? CompactJWS(jws.token, limits: limits, headerCache: headerCache) { jws = cached }
+        let jws: CompactJWS
+        if let token = Self.compactToken(bytes),
+            let split = try? CompactJWS(token.count == bytes.count ? bytes : Array(token), limits: limits, headerCache: headerCache)
+        {
+            // What detection would find, split once (through the header cache when there is one:
+            // the same result, without decoding a header seen before). Errors take the detection
+            // path below, which reports them with their offsets in `bytes`.
+            jws = split
+        } else {
+            let input: SignedDataInput?
+            do throws(JWSError) {
+                input = try SignedDataInput.detect(bytes, limits: limits)
+            } catch {
+                return .failure(FormatParseFailure("not a JWS: \(error)"))
+            }
+            guard let input else { return .failure(FormatParseFailure("not a compact JWS or a notification body")) }
+            jws = input.jws
         }
         do throws(JWSError) {
             return .success(SignedJWS(jws: jws, value: try jws.decodeUnverifiedPayload(as: Value.self)))
         } catch {
             return .failure(FormatParseFailure("the payload is not a \(Value.payloadName): \(error)"))
         }
+    }
+
+    /// The input without the ASCII whitespace around it, when that starts with `eyJ`, as
+    /// ``SignedDataInput/detect(_:limits:)`` trims a compact token; nil otherwise. (Detection also
+    /// wants a `.`; a token without one fails to split here and takes the detection path.)
+    static func compactToken(_ bytes: [UInt8]) -> ArraySlice<UInt8>? {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
+            return nil
+        }
+        let trimmed = bytes[first...last]
+        return trimmed.starts(with: [0x65, 0x79, 0x4A]) ? trimmed : nil
     }
 
     /// `JWS (ES256, 3 certificates) with a 548-byte transaction`.
@@ -523,7 +541,9 @@ enum JWSClaimChecks {
         let found = problems
         run.record(
             .nestedAgreement, found.isEmpty,
-            found.isEmpty ? "\(count) nested token\(count == 1 ? "" : "s") agree with the notification" : found.joined(separator: "; "))
+            found.isEmpty
+                ? count == 1 ? "the nested token agrees with the notification" : "\(count) nested tokens agree with the notification"
+                : found.joined(separator: "; "))
     }
 
     static func nestedVerdict<Inner: AppStoreSignedPayload, Outer: AppStoreSignedPayload>(

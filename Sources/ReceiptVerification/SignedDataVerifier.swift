@@ -221,7 +221,8 @@ struct ChainMachinery: Sendable {
 
     /// The configured anchor the chain ends at, byte for byte, if any.
     func anchorIndex(of last: Certificate) -> Int? {
-        anchors.certificates.firstIndex { $0.derEncoded.count == last.derEncoded.count && $0.derEncoded == last.derEncoded }
+        let encoded = last.derEncoded
+        return anchors.certificates.firstIndex { bytesEqual($0.derEncoded[...], encoded[...]) }
     }
 
     static func describe(_ chain: [Certificate]) -> String {
@@ -358,6 +359,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
 
         // The chain, the pinned anchor and the policy.
         var validatedChain: [Certificate]?
+        var pinnedAnchorIndex: Int?
         if let signed, let time = validationTime {
             let outcome = machinery.validateChain(signed, cached: run.signerEntry, at: time)
             run.record(.chain, outcome.chain != nil, outcome.reason)
@@ -365,6 +367,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
                 validatedChain = chain
                 // Byte for byte, never by name: a copy of a root the input carries is not what is trusted.
                 let anchorIndex = machinery.anchorIndex(of: last)
+                pinnedAnchorIndex = anchorIndex
                 let subjects = machinery.anchorSubjects
                 run.record(
                     .pinnedAnchor, anchorIndex != nil,
@@ -390,7 +393,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         let unchecked = format.check(expectations, of: payload, at: validationTime, in: &run)
 
         var assurance: VerificationAssurance?
-        if let signed, let last = validatedChain?.last, let index = machinery.anchorIndex(of: last) {
+        if let signed, let index = pinnedAnchorIndex {
             assurance =
                 signed.policy.isStoreKitTesting
                 ? .storeKitTesting : machinery.appleAnchorIndices.contains(index) ? .apple : .configuredAnchor

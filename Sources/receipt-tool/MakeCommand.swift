@@ -11,21 +11,30 @@ import Receipts
     import Darwin
 #endif
 
-/// `receipt-tool make`: builds and signs a receipt from a JSON description.
+/// `receipt-tool make`: builds and signs a receipt, or signs a JWS payload, from a JSON
+/// description.
 enum MakeCommand {
     static let subcommand = Subcommand(
         name: "make",
-        summary: "Build and sign a receipt from a JSON description.",
+        summary: "Build and sign a receipt, or sign StoreKit 2 signed data (JWS), from a JSON description.",
         help: """
             USAGE: receipt-tool make <description.json> --key <key.pem> --cert <cert.pem>
                                      [--chain <cert.pem> ...] [--ber] [--digest sha1|sha256]
                                      [--device-id <uuid|mac>] [--signed-attributes] [-o <out>]
+                   receipt-tool make <payload.json> --jws --key <key.pem> --cert <cert.pem>
+                                     [--chain <cert.pem> ...] [-o <out>]
 
             ARGUMENTS:
               <description.json>  The receipt as 'receipt-tool dump --json' prints it (a
                                   verifyReceipt "receipt" object, with opaque_value, sha1_hash and
                                   the other receipt-only fields), or a response holding one under
                                   "receipt". '-' reads standard input.
+              <payload.json>      With --jws: the payload object to sign, exactly as written
+                                  (members, order and number text kept; 'receipt-tool dump --json'
+                                  of signed data prints one). A notification's
+                                  data.signedTransactionInfo, data.signedRenewalInfo and
+                                  appData.signedAppTransactionInfo given as objects are signed
+                                  first, as nested JWS with the same key and chain.
 
             OPTIONS:
               --key <key.pem>     The signer's private key (PEM: PKCS#8, RSA or EC; unencrypted).
@@ -40,8 +49,12 @@ enum MakeCommand {
                                   SHA-1(device ‖ opaque_value ‖ bundle id).
               --signed-attributes Add PKCS#7 signed attributes (content type, message digest);
                                   Apple's receipts have none.
-              -o <out>            Where to write the receipt (default: standard output, which
-                                  must not be a terminal).
+              --jws               Sign the payload as a compact JWS the way the App Store does:
+                                  header {"alg":"ES256","x5c":[cert, chain...]}, ES256 signature
+                                  r ‖ s; the key must be P-256 ('receipt-tool pki --jws' makes
+                                  one). The token is printed as text.
+              -o <out>            Where to write the receipt or token (default: standard output,
+                                  which must not be a terminal for a receipt).
               -h, --help          Show help information.
             """,
         run: run)
@@ -49,12 +62,13 @@ enum MakeCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let args = try Arguments(
             arguments, valued: ["--key", "--cert", "--chain", "--digest", "--device-id", "-o"],
-            flagNames: ["--ber", "--signed-attributes"])
+            flagNames: ["--ber", "--signed-attributes", "--jws"])
         guard args.positional.count == 1 else {
             throw UsageError(args.positional.isEmpty ? "missing <description.json>" : "expected one <description.json>")
         }
         guard let keyPath = args.value("--key") else { throw UsageError("missing --key <key.pem>") }
         guard let certificatePath = args.value("--cert") else { throw UsageError("missing --cert <cert.pem>") }
+        if args.flag("--jws") { return try MakeJWS.run(args, keyPath: keyPath, certificatePath: certificatePath) }
         let digest: DigestAlgorithm
         switch args.value("--digest")?.lowercased() ?? "sha256" {
         case "sha1": digest = .sha1
@@ -81,12 +95,7 @@ enum MakeCommand {
             }
             receipt.sha1Hash = hash
         }
-        let key: PrivateKey
-        do {
-            key = try PrivateKey(pemEncoded: String(decoding: try readInput(keyPath), as: UTF8.self))
-        } catch {
-            throw ToolFailure("\(keyPath): \(error)")
-        }
+        let key = try loadKey(keyPath)
         guard let certificate = try loadCertificates(certificatePath).first else {
             throw ToolFailure("\(certificatePath): no certificate")
         }
@@ -117,6 +126,17 @@ enum MakeCommand {
         return ExitStatus.success
     }
 
+    /// The private key in a PEM file.
+    static func loadKey(_ path: String) throws(ToolFailure) -> PrivateKey {
+        do {
+            return try PrivateKey(pemEncoded: String(decoding: try readInput(path), as: UTF8.self))
+        } catch let error as ToolFailure {
+            throw error
+        } catch {
+            throw ToolFailure("\(path): \(error)")
+        }
+    }
+
     static func readDescription(_ path: String) throws(ToolFailure) -> AppReceipt {
         let bytes = try readInput(path)
         let json: JSONValue
@@ -135,52 +155,78 @@ enum MakeCommand {
     }
 }
 
-/// `receipt-tool pki`: creates a test PKI shaped like Apple's receipt PKI.
+/// `receipt-tool pki`: creates a test PKI shaped like Apple's receipt PKI or JWS PKI.
 enum PKICommand {
     static let subcommand = Subcommand(
         name: "pki",
         summary: "Create a test PKI (root, intermediate, leaf with Apple-like markers) as PEM files.",
         help: """
-            USAGE: receipt-tool pki <directory> [--digest sha1|sha256] [--bits <n>] [--xcode]
+            USAGE: receipt-tool pki <directory> [--digest sha1|sha256|sha384] [--bits <n>]
+                                    [--jws] [--xcode]
 
             ARGUMENTS:
               <directory>       Where to write the PEM files (created if missing; existing files
                                 of the same names are replaced).
 
             OPTIONS:
-              --digest <digest> The certificates' signature digest: sha1 or sha256 (default).
-              --bits <n>        RSA key size (default 2048).
+              --digest <digest> The certificates' signature digest: sha1 or sha256 (the default)
+                                for receipts; sha256 or sha384 (the default) with --jws.
+              --bits <n>        RSA key size (default 2048); not with --jws.
+              --jws             A PKI shaped like Apple's JWS PKI instead (Apple Root CA - G3 →
+                                WWDR G6 → the ECC signing leaf): P-384 root, P-384 intermediate
+                                with marker 1.2.840.113635.100.6.2.1 and path length 0, P-256
+                                leaf with marker 1.2.840.113635.100.6.11.1, the signer of
+                                'receipt-tool make --jws'.
               --xcode           Instead, one self-signed StoreKit-like certificate (storekit.pem,
                                 storekit-key.pem), the anchor and signer of Xcode-style receipts.
+                                With --jws: one self-signed P-256 "StoreKit Testing in Xcode"
+                                certificate valid for a year from yesterday (xcode-jws.pem,
+                                xcode-jws-key.pem), like the one Xcode signs JWS with.
               -h, --help        Show help information.
 
-            FILES (default):
+            FILES (default and --jws):
               root.pem, root-key.pem                  self-signed CA
               intermediate.pem, intermediate-key.pem  CA with marker 1.2.840.113635.100.6.2.1
-              leaf.pem, leaf-key.pem                  receipt signer with marker 1.2.840.113635.100.6.11.1
+              leaf.pem, leaf-key.pem                  signer with marker 1.2.840.113635.100.6.11.1
             The keys are unencrypted test keys: never trust this PKI outside tests.
             """,
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let args = try Arguments(arguments, valued: ["--digest", "--bits"], flagNames: ["--xcode"])
+        let args = try Arguments(arguments, valued: ["--digest", "--bits"], flagNames: ["--xcode", "--jws"])
         guard args.positional.count == 1 else {
             throw UsageError(args.positional.isEmpty ? "missing <directory>" : "expected one <directory>")
         }
+        let jws = args.flag("--jws")
         var options = TestPKI.Options()
-        switch args.value("--digest")?.lowercased() ?? "sha256" {
-        case "sha1": options.digest = .sha1
-        case "sha256": options.digest = .sha256
-        case let other: throw UsageError("--digest '\(other)' is not sha1 or sha256")
+        switch (args.value("--digest")?.lowercased() ?? (jws ? "sha384" : "sha256"), jws) {
+        case ("sha1", false): options.digest = .sha1
+        case ("sha256", _): options.digest = .sha256
+        case ("sha384", true): options.digest = .sha384
+        case (let other, _): throw UsageError("--digest '\(other)' is not \(jws ? "sha256 or sha384" : "sha1 or sha256")")
         }
         if let text = args.value("--bits") {
+            guard !jws else { throw UsageError("--bits sets RSA key sizes; a --jws PKI has EC keys (P-384, P-256)") }
             guard let bits = Int(text), (1024...8192).contains(bits) else { throw UsageError("--bits '\(text)' is not from 1024 to 8192") }
             options.keyBits = bits
         }
         let directory = URL(fileURLWithPath: args.positional[0])
         var written: [(String, Certificate)] = []
         do {
-            if args.flag("--xcode") {
+            if jws, args.flag("--xcode") {
+                // Whole seconds, from yesterday: valid for a year, as Xcode's certificate is.
+                let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 86_400).rounded(.down))
+                let signer = try TestPKI.xcodeJWS(notBefore: start)
+                guard let certificate = signer.chain.first else { throw ToolFailure("no Xcode certificate was made") }
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try Data(certificate.pemEncoded.utf8).write(to: directory.appendingPathComponent("xcode-jws.pem"), options: .atomic)
+                try Data(try signer.key.pemEncoded.utf8).write(to: directory.appendingPathComponent("xcode-jws-key.pem"), options: .atomic)
+                written = [("xcode-jws.pem", certificate)]
+            } else if jws {
+                let pki = try TestPKI.jws { $0.digest = options.digest }
+                try pki.write(to: directory)
+                written = [("root.pem", pki.root), ("intermediate.pem", pki.intermediate), ("leaf.pem", pki.leaf)]
+            } else if args.flag("--xcode") {
                 let storeKit = try TestPKI.storeKitTestCertificate()
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 try Data(storeKit.certificate.pemEncoded.utf8).write(to: directory.appendingPathComponent("storekit.pem"), options: .atomic)
@@ -192,6 +238,8 @@ enum PKICommand {
                 try pki.write(to: directory)
                 written = [("root.pem", pki.root), ("intermediate.pem", pki.intermediate), ("leaf.pem", pki.leaf)]
             }
+        } catch let error as ToolFailure {
+            throw error
         } catch {
             throw ToolFailure("\(directory.path): \(error)")
         }

@@ -12,46 +12,57 @@ import Receipts
     import Darwin
 #endif
 
-/// `receipt-tool verify`: verifies receipts (one, many, a directory, or JSON lines on stdin) and
-/// prints every check.
+/// `receipt-tool verify`: verifies receipts and StoreKit 2 signed data (one, many, a directory, or
+/// JSON lines on stdin) and prints every check.
 enum VerifyCommand {
     static let subcommand = Subcommand(
         name: "verify",
-        summary: "Verify receipts: signature, chain to a pinned anchor, policy and expectations.",
+        summary: "Verify receipts and StoreKit 2 signed data: signature, chain to a pinned anchor, policy and expectations.",
         help: """
             USAGE: receipt-tool verify <input>... [--bundle-id <id>] [--app-version <v>]
                                        [--device-id <uuid|mac>] [--environment <env> ...]
                                        [--anchor apple|xcode|<path> ...] [--policy appstore|xcode]
                                        [--product-id <id> ...] [--itunes-ca <path>] [--wwdr-ca <path>]
-                                       [--at creation|now|<date>] [--json] [--jobs <n>]
+                                       [--app-apple-id <id>] [--max-age <seconds>]
+                                       [--device-verification-id <uuid>]
+                                       [--app-account-token <uuid>]
+                                       [--at signed|now|<date>] [--json] [--jobs <n>]
 
             ARGUMENTS:
               <input>       A receipt file (DER, BER, a legacy iOS 6 transaction receipt, base64
-                            text of either, or a verifyReceipt request body),
+                            text of either, or a verifyReceipt request body), StoreKit 2 signed
+                            data (a compact JWS: a transaction, renewal info, app transaction or
+                            notification; or a notification body {"signedPayload": "<JWS>"}),
                             a directory (every file below it, in name order; entries that cannot
                             be read, such as dangling links, link loops or FIFOs, are reported as
                             unreadable), or '-' for JSON lines on standard input, one
-                            {"receipt-data": "<base64>"} object per line, read as they come.
-                            Each input (each line) may have up to 64 MiB.
+                            {"receipt-data": "<base64>"} object, one {"signedPayload": "<JWS>"}
+                            body or one bare JWS per line, read as they come. Receipts and signed
+                            data may be mixed freely. Each input (each line) may have up to 64 MiB.
 
             OPTIONS:
-              --bundle-id <id>        The bundle identifier the receipt must name.
-              --app-version <v>       The app version the receipt must name.
-              --device-id <id>        The device the receipt hash must bind: a UUID
+              --bundle-id <id>        The bundle identifier the receipt or payload must name.
+              --app-version <v>       Receipts: the app version the receipt must name.
+              --device-id <id>        Receipts: the device the receipt hash must bind: a UUID
                                       (3B76A7BD-8F5B-46A4-BCB1-CCE8DBD1B3CD), a MAC address
                                       (f8:ff:c2:1e:91:82), or base64 of either.
-              --environment <env>     Allowed environment: production, sandbox or xcode (repeatable).
-              --anchor <anchor>       A trust anchor (repeatable): 'apple' (the bundled Apple Inc.
-                                      Root, G2 and G3), 'xcode' (the bundled StoreKit test
-                                      certificate) or a certificate file, DER or PEM. An unreadable
-                                      anchor is an error. Default: apple.
-              --policy <policy>       appstore (chain of 3 with Apple's marker extensions) or xcode
-                                      (the signer is the anchor). Default: xcode when every anchor
-                                      is 'xcode', appstore otherwise.
-              --at <time>             When the chain must be valid: 'creation' (the receipt's
-                                      creation date, the default; a transaction receipt's
-                                      purchase date), 'now', or a date (2026-11-29,
-                                      2026-11-29T12:00:00Z).
+              --environment <env>     Allowed environment: production, sandbox or xcode (repeatable;
+                                      compared with a payload's Production, Sandbox or Xcode
+                                      without regard to case).
+              --anchor <anchor>       A trust anchor (repeatable; they add up): 'apple' (the bundled
+                                      Apple Inc. Root, G2 and G3), 'xcode' (the bundled StoreKit
+                                      test certificate of Xcode receipts) or a certificate file,
+                                      DER or PEM. An unreadable anchor is an error. Default: apple.
+              --policy <policy>       appstore (chain of 3 with Apple's marker extensions; for
+                                      signed data an x5c of exactly 3) or xcode (the signer is the
+                                      anchor; an Xcode JWS carries its own self-signed certificate,
+                                      trusted only when given as --anchor <path>). Default: xcode
+                                      when every anchor is 'xcode', appstore otherwise.
+              --at <time>             When the chain must be valid: 'signed' (the default; also
+                                      'creation': the input's own signed date: a receipt's creation
+                                      date, a transaction receipt's purchase date, a JWS's
+                                      signedDate, an app transaction's receiptCreationDate), 'now',
+                                      or a date (2026-11-29, 2026-11-29T12:00:00Z).
               --product-id <id>       Transaction receipts: an allowed product-id (repeatable).
               --itunes-ca <path>      Transaction receipts with version-2 signatures: the
                                       intermediate to pin instead of the bundled Apple iTunes
@@ -61,13 +72,22 @@ enum VerifyCommand {
               --wwdr-ca <path>        Transaction receipts with version-3 signatures: the
                                       intermediate to pin instead of the bundled Apple WWDR CA
                                       (2013).
-              --json                  One JSON object per receipt, one per line; the summary goes
+              --app-apple-id <id>     Signed data: the app's Apple id (checked on production
+                                      payloads only, as Apple does).
+              --max-age <seconds>     Signed data: the most seconds the signed date may lie before
+                                      the validation time.
+              --device-verification-id <uuid>
+                                      Signed data: the device's verification id (any case) the
+                                      payload's deviceVerification must be bound to.
+              --app-account-token <uuid>
+                                      Signed data: the appAccountToken the payload must carry.
+              --json                  One JSON object per input, one per line; the summary goes
                                       to standard error.
-              --jobs <n>              Receipts verified at once (default: the number of cores).
+              --jobs <n>              Inputs verified at once (default: the number of cores).
               -h, --help              Show help information.
 
             EXIT STATUS:
-              0 when every receipt is valid, 1 when any is invalid or unreadable (or an anchor
+              0 when every input is valid, 1 when any is invalid or unreadable (or an anchor
               cannot be loaded), 64 for a usage error. A progress bar is drawn on standard error
               when it is a terminal.
             """,
@@ -78,7 +98,8 @@ enum VerifyCommand {
             arguments,
             valued: [
                 "--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs",
-                "--product-id", "--itunes-ca", "--wwdr-ca",
+                "--product-id", "--itunes-ca", "--wwdr-ca", "--app-apple-id", "--max-age", "--device-verification-id",
+                "--app-account-token",
             ],
             flagNames: ["--json"])
         guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
@@ -106,7 +127,7 @@ enum VerifyCommand {
             }
             expectations.allowedEnvironments = allowed
         }
-        let time = try parseTime(args.value("--at") ?? "creation")
+        let time = try parseTime(args.value("--at") ?? "signed")
         var jobs = ProcessInfo.processInfo.activeProcessorCount
         if let text = args.value("--jobs") {
             guard let value = Int(text), value >= 1, value <= 1024 else {
@@ -126,16 +147,19 @@ enum VerifyCommand {
         let anchors = try loadAnchors(anchorNames)
         let verifier = AppReceiptVerifier(anchors: anchors, policy: policy)
         let legacy = try LegacyVerification(arguments: args, anchors: anchors, expectations: expectations)
+        let signedData = try SignedDataVerification(arguments: args, anchors: anchors, policy: policy)
 
         let inputs = collectInputs(args.positional)
         let json = args.flag("--json")
         let expected = expectations
         let summary = Batch(inputs: inputs, jobs: jobs).run { item in
-            Self.verify(item, verifier: verifier, legacy: legacy, expectations: expected, time: time, json: json)
+            Self.verify(item, verifier: verifier, legacy: legacy, signedData: signedData, expectations: expected, time: time, json: json)
         }
-        guard summary.total > 0 else { throw ToolFailure("no receipts found in \(args.positional.joined(separator: " "))") }
+        guard summary.total > 0 else { throw ToolFailure("no inputs found in \(args.positional.joined(separator: " "))") }
+        // "receipts" when every input was a receipt, "inputs" once signed data is among them.
+        let noun = summary.signedData == 0 ? "receipt" : "input"
         let line =
-            "\(summary.total) receipt\(summary.total == 1 ? "" : "s"): \(summary.valid) valid, \(summary.invalid) invalid, \(summary.unreadable) unreadable"
+            "\(summary.total) \(noun)\(summary.total == 1 ? "" : "s"): \(summary.valid) valid, \(summary.invalid) invalid, \(summary.unreadable) unreadable"
         if json { printError(line) } else { printOut(line) }
         return summary.valid == summary.total ? ExitStatus.success : ExitStatus.failure
     }
@@ -150,12 +174,12 @@ enum VerifyCommand {
 
     static func parseTime(_ text: String) throws(UsageError) -> ValidationTime {
         switch text.lowercased() {
-        case "creation": return .signedDate
+        case "signed", "creation": return .signedDate
         case "now": return .now
         default:
             let full = text.count == 10 ? text + "T00:00:00Z" : text
             guard let date = try? ReceiptDate.parse(full) else {
-                throw UsageError("--at '\(text)' is not 'creation', 'now' or a date such as 2026-11-29 or 2026-11-29T12:00:00Z")
+                throw UsageError("--at '\(text)' is not 'signed', 'creation', 'now' or a date such as 2026-11-29 or 2026-11-29T12:00:00Z")
             }
             return .fixed(date)
         }
@@ -248,11 +272,13 @@ enum VerifyCommand {
     struct Outcome: Sendable {
         let status: Status
         let output: String
+        /// Whether the input was StoreKit 2 signed data rather than a receipt.
+        var signedData = false
     }
 
     static func verify(
-        _ item: Item, verifier: AppReceiptVerifier, legacy: LegacyVerification, expectations: ReceiptExpectations,
-        time: ValidationTime, json: Bool
+        _ item: Item, verifier: AppReceiptVerifier, legacy: LegacyVerification, signedData: SignedDataVerification,
+        expectations: ReceiptExpectations, time: ValidationTime, json: Bool
     ) -> Outcome {
         let bytes: [UInt8]
         switch item.source {
@@ -266,6 +292,9 @@ enum VerifyCommand {
             } catch {
                 return unreadable(item.label, error.reason(limit: inputLimit), json: json)
             }
+        }
+        if let outcome = signedData.verify(item.label, bytes, time: time, json: json) {
+            return outcome
         }
         if case .transactionReceipt? = try? ReceiptInput.detect(bytes) {
             return legacy.verify(item.label, bytes, time: time, json: json)
@@ -316,8 +345,10 @@ enum VerdictReport {
         if let time = verdict.validationTime { heading += " (validated at \(ReceiptDate.rfc3339(time)))" }
         var lines = [heading]
         for check in verdict.checks {
-            lines.append(
-                "  \(check.passed ? "✓" : "✗") \(check.name.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(check.reason)")
+            // Names pad to 20 columns; longer ones (signedAppTransactionInfo) are never cut.
+            let name = check.name.rawValue
+            let padded = name.count >= 20 ? name : name.padding(toLength: 20, withPad: " ", startingAt: 0)
+            lines.append("  \(check.passed ? "✓" : "✗") \(padded) \(check.reason)")
         }
         if !verdict.unchecked.isEmpty, verdict.payload != nil {
             lines.append("  · not checked: " + verdict.unchecked.map(\.rawValue).joined(separator: ", "))
@@ -377,6 +408,8 @@ struct Batch: Sendable {
         var valid = 0
         var invalid = 0
         var unreadable = 0
+        /// How many of the inputs were StoreKit 2 signed data.
+        var signedData = 0
     }
 
     let inputs: [VerifyCommand.Input]
@@ -483,6 +516,7 @@ struct Batch: Sendable {
                         state.pending[index] = outcome
                         state.done += 1
                         state.summary.total += 1
+                        if outcome.signedData { state.summary.signedData += 1 }
                         switch outcome.status {
                         case .valid: state.summary.valid += 1
                         case .invalid: state.summary.invalid += 1

@@ -1,6 +1,7 @@
 import Foundation
-import ReceiptCrypto
 import Testing
+
+@testable import ReceiptCrypto
 
 #if canImport(Glibc)
     import Glibc
@@ -79,5 +80,46 @@ struct RawECDSATests {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(output)")
         #expect(output.contains("Verified OK"))
+    }
+
+    /// The direct raw → DER encoder agrees with a reference encoder and with OpenSSL's parser on
+    /// the edge cases: zero, leading zero bytes, the high bit set, and every curve width (P-521's
+    /// needs the long length form).
+    @Test func directDEREncoderAgreesWithOpenSSL() throws {
+        func reference(_ raw: [UInt8], width: Int) -> [UInt8] {
+            func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+                var trimmed = Array(bytes.drop { $0 == 0 })
+                if trimmed.first.map({ $0 & 0x80 != 0 }) ?? true { trimmed.insert(0, at: 0) }
+                return [0x02, UInt8(trimmed.count)] + trimmed
+            }
+            let body = integer(raw[..<width]) + integer(raw[width...])
+            return [0x30] + (body.count >= 0x80 ? [0x81] : []) + [UInt8(body.count)] + body
+        }
+        var generator = SystemRandomNumberGenerator()
+        for width in [32, 48, 66] {
+            var halves: [[UInt8]] = [
+                [UInt8](repeating: 0, count: width), [UInt8](repeating: 0xFF, count: width),
+                [UInt8](repeating: 0, count: width - 1) + [1], [0, 0, 0x80] + [UInt8](repeating: 7, count: width - 3),
+                [0x7F] + [UInt8](repeating: 0xFF, count: width - 1), [0x80] + [UInt8](repeating: 0, count: width - 1),
+            ]
+            for _ in 0..<32 {
+                var half = (0..<width).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                half[0] = [0, 0x01, 0x7F, 0x80, 0xFF][Int.random(in: 0..<5, using: &generator)]
+                halves.append(half)
+            }
+            for r in halves {
+                for s in halves.shuffled(using: &generator).prefix(6) {
+                    let raw = r + s
+                    let der = try #require(raw.withUnsafeBytes { PublicKey.derSignature(raw: $0, width: width) })
+                    #expect(der == reference(raw, width: width), "width \(width)")
+                    // OpenSSL reads it back to the same r and s.
+                    let back = der.withUnsafeBufferPointer { PrivateKey.rawSignature(der: $0, width: width) }
+                    #expect(back == raw, "width \(width)")
+                }
+            }
+            let short = [UInt8](repeating: 1, count: 2 * width - 1)
+            #expect(short.withUnsafeBytes { PublicKey.derSignature(raw: $0, width: width) } == nil)
+        }
+        #expect([UInt8](repeating: 1, count: 134).withUnsafeBytes { PublicKey.derSignature(raw: $0, width: 67) } == nil)
     }
 }
