@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "RMStoreVerifiers", targets: ["RMStoreVerifiers"]),
         .library(name: "VerifyReceipt", targets: ["VerifyReceipt"]),
         .library(name: "ReceiptServer", targets: ["ReceiptServer"]),
+        .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .executable(name: "receipt-tool", targets: ["receipt-tool"]),
         .executable(name: "store-demo", targets: ["store-demo"]),
         // Benchmarks, Fuzz and persistence-child are executables of this package only
@@ -80,12 +81,22 @@ let package = Package(
             dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
+        // The App Store Server API client (ES256 bearer tokens from a .p8, every endpoint, every JWS
+        // of every response verified, typed errors, retries), offer signatures, and transaction ids
+        // taken from receipts.
+        .target(
+            name: "AppStoreServerAPI",
+            dependencies: ["Internals", "JSON", "JWS", "ReceiptCrypto", "ReceiptVerification", "Receipts"],
+            swiftSettings: swiftSettings
+        ),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
         .target(name: "RMStore", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // A simulated App Store implementing the store's protocols, signing receipts and StoreKit 2
-        // JWS transactions with test PKIs.
+        // JWS transactions with test PKIs, and a simulated App Store Server API serving its state
+        // over HTTP on 127.0.0.1.
         .target(
-            name: "StoreTesting", dependencies: ["Internals", "JSON", "JWS", "RMStore", "Receipts", "ReceiptSigning"],
+            name: "StoreTesting",
+            dependencies: ["HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "Receipts", "ReceiptSigning"],
             swiftSettings: swiftSettings),
         // Receipt verifiers that plug into the store (app receipts offline, transaction receipts
         // offline or through VerifyReceiptClient, StoreKit 2 JWS transactions offline).
@@ -118,11 +129,11 @@ let package = Package(
 
         // MARK: Executables
 
-        // The CLI: dump, asn1, verify, make, pki, serve.
+        // The CLI: dump, asn1, verify, make, pki, serve, api, offer-signature.
         .executableTarget(
             name: "receipt-tool",
             dependencies: [
-                "JWS", "JSON",
+                "AppStoreServerAPI", "JWS", "JSON",
                 "ASN1", "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
                 "VerifyReceipt",
             ],
@@ -204,8 +215,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "AppStoreServerAPITests",
+            // The client against the simulated App Store Server API, served on 127.0.0.1.
+            dependencies: [
+                "AppStoreServerAPI", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning",
+                "ReceiptVerification", "Receipts", "StoreTesting", "TestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ReceiptToolTests",
-            dependencies: ["ASN1", "JSON", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport", "receipt-tool"],
+            // `api` runs against the simulated App Store Server API the tests start on 127.0.0.1.
+            dependencies: [
+                "ASN1", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification",
+                "Receipts", "StoreTesting", "TestSupport", "receipt-tool",
+            ],
             swiftSettings: swiftSettings),
     ]
 )

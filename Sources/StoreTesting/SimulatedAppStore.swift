@@ -749,34 +749,16 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     /// - Throws: ``JWSIssuingError`` without a ``jwsIssuer``; the issuer's errors.
     public func subscriptionGroupStatuses() throws -> [SimulatedSubscriptionGroupStatus] {
         let issuer = try requireJWSIssuer()
-        let now = clock.now
-        var groups: [SimulatedSubscriptionGroupStatus] = []
-        var started: [String] = []
-        for record in purchases where record.receiptEntry.productType == .autoRenewableSubscription {
-            let original = record.receiptEntry.originalTransactionIdentifier
-            if !started.contains(original) { started.append(original) }
+        return try subscriptionStatusContents().map { group in
+            SimulatedSubscriptionGroupStatus(
+                subscriptionGroupIdentifier: group.subscriptionGroupIdentifier,
+                lastTransactions: try group.lastTransactions.map { item in
+                    SimulatedSubscriptionStatus(
+                        status: item.status, originalTransactionIdentifier: item.originalTransactionIdentifier,
+                        signedTransactionInfo: try issuer.issueTransaction(item.transaction),
+                        signedRenewalInfo: try issuer.issueRenewalInfo(item.renewalInfo))
+                })
         }
-        for original in started {
-            guard let state = subscriptions[original],
-                let latest = purchases.last(where: { $0.receiptEntry.originalTransactionIdentifier == original }),
-                let renewal = renewalInfoContents(originalTransactionIdentifier: original)
-            else { continue }
-            let revoked = purchases.contains {
-                $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil
-            }
-            let status: SubscriptionStatus = revoked ? .revoked : state.expirationDate > now ? .active : .expired
-            let item = SimulatedSubscriptionStatus(
-                status: status, originalTransactionIdentifier: original,
-                signedTransactionInfo: try issuer.issueTransaction(transactionContents(for: latest)),
-                signedRenewalInfo: try issuer.issueRenewalInfo(renewal))
-            let group = latest.subscriptionGroupIdentifier ?? ""
-            if let index = groups.firstIndex(where: { $0.subscriptionGroupIdentifier == group }) {
-                groups[index].lastTransactions.append(item)
-            } else {
-                groups.append(SimulatedSubscriptionGroupStatus(subscriptionGroupIdentifier: group, lastTransactions: [item]))
-            }
-        }
-        return groups
     }
 
     // MARK: - Products and receipt
@@ -958,4 +940,103 @@ private struct DownloadRecord {
     var started = false
     /// Bumped by pause, resume and cancel, so that steps scheduled before are dropped.
     var generation = 0
+}
+
+// MARK: - App Store Server API state
+
+extension SimulatedAppStore {
+    /// Every purchase of the app (renewals included), in order, with its current state (revocation
+    /// fields after a refund) and `signedDate` now: what the App Store Server API's Get Transaction
+    /// History signs.
+    public func transactionHistoryContents() -> [TransactionContents] {
+        purchases.map { transactionContents(for: $0) }
+    }
+
+    /// Every auto-renewable subscription of the app, by subscription group (in order of first
+    /// purchase), each with its status now and the contents of its latest transaction and renewal
+    /// info: what Get All Subscription Statuses signs (``subscriptionGroupStatuses()`` signs it).
+    public func subscriptionStatusContents() -> [SimulatedSubscriptionGroupContents] {
+        let now = clock.now
+        var groups: [SimulatedSubscriptionGroupContents] = []
+        var started: [String] = []
+        for record in purchases where record.receiptEntry.productType == .autoRenewableSubscription {
+            let original = record.receiptEntry.originalTransactionIdentifier
+            if !started.contains(original) { started.append(original) }
+        }
+        for original in started {
+            guard let state = subscriptions[original],
+                let latest = purchases.last(where: { $0.receiptEntry.originalTransactionIdentifier == original }),
+                let renewal = renewalInfoContents(originalTransactionIdentifier: original)
+            else { continue }
+            let revoked = purchases.contains {
+                $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil
+            }
+            let status: SubscriptionStatus = revoked ? .revoked : state.expirationDate > now ? .active : .expired
+            let item = SimulatedSubscriptionContents(
+                status: status, originalTransactionIdentifier: original, transaction: transactionContents(for: latest), renewalInfo: renewal
+            )
+            let group = latest.subscriptionGroupIdentifier ?? ""
+            if let index = groups.firstIndex(where: { $0.subscriptionGroupIdentifier == group }) {
+                groups[index].lastTransactions.append(item)
+            } else {
+                groups.append(SimulatedSubscriptionGroupContents(subscriptionGroupIdentifier: group, lastTransactions: [item]))
+            }
+        }
+        return groups
+    }
+
+    /// Extends an active subscription's renewal date by `days` (the App Store Server API's Extend
+    /// a Subscription Renewal Date): the current period, its record in the receipt and the signed
+    /// transaction end later, the subscription renews then, and a new receipt is issued. Returns
+    /// the new renewal date, or nil when no subscription started with that transaction or it is
+    /// not active.
+    @discardableResult
+    public func extendRenewalDate(originalTransactionIdentifier: String, byDays days: Int) -> Date? {
+        guard days > 0, days <= 90, var state = subscriptions[originalTransactionIdentifier], state.expirationDate > clock.now,
+            let index = purchases.lastIndex(where: { $0.receiptEntry.originalTransactionIdentifier == originalTransactionIdentifier })
+        else { return nil }
+        state.expirationDate = state.expirationDate.addingTimeInterval(TimeInterval(days) * 86_400)
+        subscriptions[originalTransactionIdentifier] = state
+        purchases[index].receiptEntry.expirationDate = state.expirationDate
+        issueReceiptAfterPurchase()
+        return state.expirationDate
+    }
+}
+
+/// One subscription group's subscriptions, unsigned (see
+/// ``SimulatedAppStore/subscriptionStatusContents()``).
+public struct SimulatedSubscriptionGroupContents: Sendable {
+    /// `subscriptionGroupIdentifier`.
+    public var subscriptionGroupIdentifier: String
+    /// One entry per subscription (original transaction) in the group.
+    public var lastTransactions: [SimulatedSubscriptionContents]
+
+    /// Creates a value.
+    public init(subscriptionGroupIdentifier: String, lastTransactions: [SimulatedSubscriptionContents]) {
+        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+        self.lastTransactions = lastTransactions
+    }
+}
+
+/// One subscription's status and what its latest signed data says, unsigned.
+public struct SimulatedSubscriptionContents: Sendable {
+    /// Active, expired or revoked.
+    public var status: SubscriptionStatus
+    /// The subscription's original transaction id.
+    public var originalTransactionIdentifier: String
+    /// Its latest transaction.
+    public var transaction: TransactionContents
+    /// Its renewal info.
+    public var renewalInfo: RenewalInfoContents
+
+    /// Creates a value.
+    public init(
+        status: SubscriptionStatus, originalTransactionIdentifier: String, transaction: TransactionContents,
+        renewalInfo: RenewalInfoContents
+    ) {
+        self.status = status
+        self.originalTransactionIdentifier = originalTransactionIdentifier
+        self.transaction = transaction
+        self.renewalInfo = renewalInfo
+    }
 }

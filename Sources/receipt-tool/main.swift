@@ -12,16 +12,18 @@ enum Tool {
         MakeCommand.subcommand,
         PKICommand.subcommand,
         ServeCommand.subcommand,
+        APICommand.subcommand,
+        OfferSignatureCommand.subcommand,
     ]
 }
 
 nonisolated let toolOverview = """
-    OVERVIEW: Inspect, verify, build and serve App Store receipts.
+    OVERVIEW: Inspect, verify, build and serve App Store receipts; call the App Store Server API.
 
     USAGE: receipt-tool <subcommand> [options]
 
     SUBCOMMANDS:
-    \(Tool.subcommands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+    \(Tool.subcommands.map { "  " + $0.name.padding(toLength: 16, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
 
       See 'receipt-tool <subcommand> --help' for detailed help.
     """

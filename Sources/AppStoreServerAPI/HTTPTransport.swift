@@ -1,0 +1,215 @@
+import Dispatch
+import Foundation
+import Internals
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One HTTP request the client sends.
+struct HTTPRequestSpec: Sendable {
+    var method: String
+    var url: URL
+    var headers: [(String, String)]
+    var body: [UInt8]?
+}
+
+/// What one HTTP exchange ended with.
+enum HTTPOutcome: Sendable {
+    /// A complete response: status, header fields (names lower-cased), body.
+    case response(status: Int, headers: [String: String], body: [UInt8])
+    /// The body grew past the limit (the transfer was stopped there).
+    case tooLarge(status: Int, limit: Int)
+    /// A transport failure.
+    case failure(URLError.Code, String)
+    /// No response within the deadline.
+    case timedOut
+    /// The calling task was cancelled.
+    case cancelled
+}
+
+/// Sends requests through one `URLSession` with a delegate that bounds each body while it
+/// arrives, refuses redirects (a bearer token is never sent to another URL), and a deadline of the
+/// client's own (URLSession on Linux truncates timeouts to whole seconds).
+final class HTTPTransport: Sendable {
+    let session: URLSession
+    let delegate: TransportDelegate
+    let timeout: TimeInterval
+    let maximumResponseSize: Int
+
+    init(timeout: TimeInterval, maximumResponseSize: Int) {
+        self.timeout = timeout
+        self.maximumResponseSize = maximumResponseSize
+        let configuration = URLSessionConfiguration.ephemeral
+        // A backstop only: ``send(_:)`` enforces ``timeout`` itself.
+        configuration.timeoutIntervalForRequest = (timeout + 1).rounded(.up)
+        configuration.timeoutIntervalForResource = (timeout + 1).rounded(.up)
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        delegate = TransportDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    /// Sends one request and waits for its outcome (never longer than ``timeout``).
+    func send(_ spec: HTTPRequestSpec) async -> HTTPOutcome {
+        var request = URLRequest(url: spec.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (timeout + 1).rounded(.up))
+        request.httpMethod = spec.method
+        for (name, value) in spec.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body = spec.body { request.httpBody = Data(body) }
+        if Task.isCancelled { return .cancelled }
+        let exchange = Exchange(limit: maximumResponseSize)
+        let timeout = timeout
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<HTTPOutcome, Never>) in
+                exchange.begin(continuation)
+                let task = session.dataTask(with: request)
+                delegate.register(exchange, for: task)
+                exchange.attach(task)
+                task.resume()
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { exchange.finish(.timedOut) }
+            }
+        } onCancel: {
+            exchange.finish(.cancelled)
+        }
+    }
+}
+
+/// One exchange: collects the body up to its limit and resumes its continuation exactly once,
+/// with the response, the failure, or the deadline or cancellation that came first.
+final class Exchange: Sendable {
+    struct State {
+        var continuation: CheckedContinuation<HTTPOutcome, Never>?
+        var task: URLSessionDataTask?
+        var outcome: HTTPOutcome?
+        var status = 0
+        var headers: [String: String] = [:]
+        var body: [UInt8] = []
+    }
+
+    let limit: Int
+    let state = Locked(State())
+
+    init(limit: Int) { self.limit = limit }
+
+    func begin(_ continuation: CheckedContinuation<HTTPOutcome, Never>) {
+        let decided = state.withLock { state -> HTTPOutcome? in
+            if state.outcome == nil { state.continuation = continuation }
+            return state.outcome
+        }
+        if let decided { continuation.resume(returning: decided) }
+    }
+
+    func attach(_ task: URLSessionDataTask) {
+        let decided = state.withLock { state -> Bool in
+            state.task = task
+            return state.outcome != nil
+        }
+        if decided { task.cancel() }
+    }
+
+    /// The head arrived: false when its declared length is already over the limit.
+    func receive(status: Int, headers: [String: String]) -> Bool {
+        let tooLarge = state.withLock { state -> Bool in
+            state.status = status
+            state.headers = headers
+            if let length = headers["content-length"].flatMap({ Int($0) }), length > limit { return true }
+            return false
+        }
+        if tooLarge { finish(.tooLarge(status: status, limit: limit)) }
+        return !tooLarge
+    }
+
+    /// Body bytes arrived: false when they take the body over the limit.
+    func receive(_ data: Data) -> Bool {
+        let over = state.withLock { state -> Int? in
+            guard state.outcome == nil else { return nil }
+            guard state.body.count + data.count <= limit else { return state.status }
+            state.body.append(contentsOf: data)
+            return nil
+        }
+        if let status = over {
+            finish(.tooLarge(status: status, limit: limit))
+            return false
+        }
+        return true
+    }
+
+    /// The transfer ended, with an error or not.
+    func complete(_ error: (any Error)?) {
+        if let error {
+            let code = (error as? URLError)?.code ?? .unknown
+            finish(.failure(code, "\(error)"))
+            return
+        }
+        let response = state.withLock { state in HTTPOutcome.response(status: state.status, headers: state.headers, body: state.body) }
+        finish(response)
+    }
+
+    /// Decides the outcome if nothing did yet; a deadline, cancellation or oversized body also
+    /// cancels the HTTP task.
+    func finish(_ outcome: HTTPOutcome) {
+        let taken = state.withLock { state -> (CheckedContinuation<HTTPOutcome, Never>?, URLSessionDataTask?)? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.continuation = nil }
+            return (state.continuation, state.task)
+        }
+        guard let (continuation, task) = taken else { return }
+        continuation?.resume(returning: outcome)
+        switch outcome {
+        case .timedOut, .cancelled, .tooLarge: task?.cancel()
+        case .response, .failure: break
+        }
+    }
+}
+
+/// Routes the session's callbacks to each task's exchange.
+final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    let exchanges = Locked<[Int: Exchange]>([:])
+
+    func register(_ exchange: Exchange, for task: URLSessionTask) {
+        exchanges.withLock { $0[task.taskIdentifier] = exchange }
+    }
+
+    func exchange(for task: URLSessionTask) -> Exchange? {
+        exchanges.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let http = response as? HTTPURLResponse, let exchange = exchange(for: dataTask) else {
+            completionHandler(.cancel)
+            return
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        completionHandler(exchange.receive(status: http.statusCode, headers: headers) ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let exchange = exchange(for: dataTask) else { return }
+        if !exchange.receive(data) { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        exchange?.complete(error)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        // Never follow: the redirect response itself is the answer (an HTTP status error).
+        completionHandler(nil)
+    }
+}

@@ -1,0 +1,445 @@
+import Foundation
+import HTTPServer
+import Internals
+import JSON
+import JWS
+import RMStore
+import ReceiptSigning
+
+// The answers of the simulated App Store Server API, in Apple's JSON shapes (member names and
+// order of Apple's responses), with Apple's error codes for bad parameters.
+
+extension SimulatedServerHandler {
+    var environmentName: String { issuer.environment.rawValue }
+
+    func snapshot() -> (transactions: [TransactionContents], statuses: [SimulatedSubscriptionGroupContents]) {
+        state.withLock { ($0.transactions, $0.statuses) }
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()) ?? 0
+    }
+
+    static func isDigits(_ text: String?) -> Bool {
+        guard let text, !text.isEmpty, text.utf8.count <= 32 else { return false }
+        return text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    /// The transaction `identifier` names, or Apple's error for a malformed or unknown id.
+    @discardableResult
+    func requireTransaction(_ identifier: String?, in transactions: [TransactionContents]) throws(RouteError) -> TransactionContents {
+        guard Self.isDigits(identifier) else { throw RouteError.invalidTransactionID }
+        guard let found = transactions.last(where: { $0.purchase.transactionIdentifier == identifier }) else {
+            throw RouteError.transactionNotFound
+        }
+        return found
+    }
+
+    /// The signed transaction, `signedDate` now.
+    func signed(_ contents: TransactionContents, _ signer: inout ResponseSigner) throws -> String {
+        var contents = contents
+        contents.signedDate = clock.now
+        return try signer.sign(try issuer.transactionPayload(for: contents))
+    }
+
+    /// The signed renewal info, `signedDate` now.
+    func signed(_ contents: RenewalInfoContents, _ signer: inout ResponseSigner) throws -> String {
+        var contents = contents
+        contents.signedDate = clock.now
+        return try signer.sign(try issuer.renewalInfoPayload(for: contents))
+    }
+
+    func appMembers() -> [(String, JSONValue)] {
+        var members: [(String, JSONValue)] = [("bundleId", .string(configuration.bundleIdentifier))]
+        if let appAppleId = configuration.appAppleId { members.append(("appAppleId", .number(String(appAppleId)))) }
+        return members
+    }
+
+    static func ok(_ members: [(String, JSONValue)], status: Int = 200) -> HTTPResponse {
+        .json(JSONValue.object(members).jsonBytes(), status: status)
+    }
+
+    /// A short digest of a request's filters, carried in paging tokens so that a token is only
+    /// good with the filters it was made for.
+    static func fingerprint(_ text: String) -> String {
+        String(Hex.encode(SHA256.hash(Array(text.utf8))).prefix(16))
+    }
+
+    /// Where a page that starts at `offset` (at most `count`) ends: at least one item, at most `size`.
+    static func pageEnd(offset: Int, count: Int, size: Int) -> Int {
+        offset + min(max(1, size), max(0, count - offset))
+    }
+
+    /// `<offset>-<fingerprint>`.
+    static func pageToken(offset: Int, fingerprint: String) -> String { "\(offset)-\(fingerprint)" }
+
+    /// The offset a paging token names, if it is one of ours for these filters.
+    static func offset(of token: String, fingerprint: String, count: Int) -> Int? {
+        let parts = token.split(separator: "-", maxSplits: 1)
+        guard parts.count == 2, parts[1] == fingerprint, let offset = Int(parts[0]), offset >= 0, offset <= count else { return nil }
+        return offset
+    }
+
+    static func historyType(_ kind: Product.Kind) -> String {
+        switch kind {
+        case .autoRenewableSubscription: "AUTO_RENEWABLE"
+        case .nonRenewingSubscription: "NON_RENEWABLE"
+        case .consumable: "CONSUMABLE"
+        case .nonConsumable: "NON_CONSUMABLE"
+        }
+    }
+
+    // MARK: - Transactions
+
+    func transactionInfo(_ identifier: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
+        let found = try requireTransaction(identifier, in: snapshot().transactions)
+        return Self.ok([("signedTransactionInfo", .string(try signed(found, &signer)))])
+    }
+
+    func transactionHistory(_ identifier: String?, _ query: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
+        let transactions = snapshot().transactions
+        try requireTransaction(identifier, in: transactions)
+        guard let items = Self.queryItems(query) else { throw RouteError.badRequest(4_000_000, "Invalid request.") }
+        var revision: String?
+        var startDate: Int64?
+        var endDate: Int64?
+        var products: Set<String> = []
+        var types: Set<String> = []
+        var descending = false
+        var groups: Set<String> = []
+        var ownership: String?
+        var revoked: Bool?
+        var filterText: [String] = []
+        for (name, value) in items {
+            if name != "revision" { filterText.append("\(name)=\(value)") }
+            switch name {
+            case "revision": revision = value
+            case "startDate":
+                guard let date = Int64(value) else { throw RouteError.badRequest(4_000_015, "Invalid start date.") }
+                startDate = date
+            case "endDate":
+                guard let date = Int64(value) else { throw RouteError.badRequest(4_000_016, "Invalid end date.") }
+                endDate = date
+            case "productId": products.insert(value)
+            case "productType":
+                guard ["AUTO_RENEWABLE", "NON_RENEWABLE", "CONSUMABLE", "NON_CONSUMABLE"].contains(value) else {
+                    throw RouteError.badRequest(4_000_022, "Invalid product type.")
+                }
+                types.insert(value)
+            case "sort":
+                guard value == "ASCENDING" || value == "DESCENDING" else { throw RouteError.badRequest(4_000_021, "Invalid sort.") }
+                descending = value == "DESCENDING"
+            case "subscriptionGroupIdentifier": groups.insert(value)
+            case "inAppOwnershipType":
+                guard value == "PURCHASED" || value == "FAMILY_SHARED" else {
+                    throw RouteError.badRequest(4_000_026, "Invalid in-app ownership type.")
+                }
+                ownership = value
+            case "revoked":
+                guard value == "true" || value == "false" else { throw RouteError.badRequest(4_000_030, "Invalid revoked.") }
+                revoked = value == "true"
+            default: break
+            }
+        }
+        if let startDate, let endDate, startDate >= endDate {
+            throw RouteError.badRequest(4_000_013, "Invalid request. The end date precedes the start date or the dates are the same.")
+        }
+        var selected = transactions.filter { contents in
+            let purchase = contents.purchase
+            let date = Self.milliseconds(purchase.purchaseDate)
+            if let startDate, date < startDate { return false }
+            if let endDate, date >= endDate { return false }
+            if !products.isEmpty, !products.contains(purchase.productIdentifier) { return false }
+            if !types.isEmpty, !types.contains(Self.historyType(purchase.productType)) { return false }
+            if !groups.isEmpty, !groups.contains(contents.subscriptionGroupIdentifier ?? "") { return false }
+            if let ownership, ownership != "PURCHASED" { return false }
+            if let revoked, revoked != (purchase.cancellationDate != nil) { return false }
+            return true
+        }
+        if descending { selected.reverse() }
+        let fingerprint = Self.fingerprint("history/" + filterText.joined(separator: "&"))
+        var offset = 0
+        if let revision {
+            guard let parsed = Self.offset(of: revision, fingerprint: fingerprint, count: selected.count) else {
+                throw RouteError.badRequest(4_000_005, "Invalid request revision.")
+            }
+            offset = parsed
+        }
+        let end = Self.pageEnd(offset: offset, count: selected.count, size: configuration.historyPageSize)
+        var tokens: [JSONValue] = []
+        for contents in selected[offset..<end] { tokens.append(.string(try signed(contents, &signer))) }
+        return Self.ok(
+            [
+                ("revision", .string(Self.pageToken(offset: end, fingerprint: fingerprint))), ("hasMore", .bool(end < selected.count)),
+            ] + appMembers() + [("environment", .string(environmentName)), ("signedTransactions", .array(tokens))])
+    }
+
+    func subscriptionStatuses(_ identifier: String?, _ query: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
+        let (transactions, statuses) = snapshot()
+        try requireTransaction(identifier, in: transactions)
+        guard let items = Self.queryItems(query) else { throw RouteError.badRequest(4_000_000, "Invalid request.") }
+        var wanted: Set<Int64> = []
+        for (name, value) in items where name == "status" {
+            guard let status = Int64(value), (1...5).contains(status) else { throw RouteError.badRequest(4_000_031, "Invalid status.") }
+            wanted.insert(status)
+        }
+        var data: [JSONValue] = []
+        for group in statuses {
+            var last: [JSONValue] = []
+            for item in group.lastTransactions where wanted.isEmpty || wanted.contains(item.status.rawValue) {
+                last.append(
+                    .object([
+                        ("status", .number(String(item.status.rawValue))),
+                        ("originalTransactionId", .string(item.originalTransactionIdentifier)),
+                        ("signedTransactionInfo", .string(try signed(item.transaction, &signer))),
+                        ("signedRenewalInfo", .string(try signed(item.renewalInfo, &signer))),
+                    ]))
+            }
+            if !last.isEmpty {
+                data.append(
+                    .object([
+                        ("subscriptionGroupIdentifier", .string(group.subscriptionGroupIdentifier)), ("lastTransactions", .array(last)),
+                    ]))
+            }
+        }
+        return Self.ok([("environment", .string(environmentName))] + appMembers() + [("data", .array(data))])
+    }
+
+    /// Ten letters and digits from SHA-256 of the transaction id (the look of Apple's order ids).
+    static func orderIdentifier(_ transactionIdentifier: String) -> String {
+        let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789".utf8)
+        let digest = SHA256.hash(Array(("order:" + transactionIdentifier).utf8))
+        return String(decoding: digest.prefix(10).map { alphabet[Int($0 % 32)] }, as: UTF8.self)
+    }
+
+    func orderLookup(_ orderID: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
+        let transactions = snapshot().transactions
+        let matching = transactions.filter { Self.orderIdentifier($0.purchase.transactionIdentifier) == orderID }
+        guard !matching.isEmpty else { return Self.ok([("status", .number("1")), ("signedTransactions", .array([]))]) }
+        var tokens: [JSONValue] = []
+        for contents in matching { tokens.append(.string(try signed(contents, &signer))) }
+        return Self.ok([("status", .number("0")), ("signedTransactions", .array(tokens))])
+    }
+
+    func refundHistory(_ identifier: String?, _ query: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
+        let transactions = snapshot().transactions
+        try requireTransaction(identifier, in: transactions)
+        guard let items = Self.queryItems(query) else { throw RouteError.badRequest(4_000_000, "Invalid request.") }
+        let refunded = transactions.enumerated()
+            .filter { $0.element.purchase.cancellationDate != nil }
+            .sorted {
+                ($0.element.purchase.cancellationDate ?? .distantPast, $0.offset) < (
+                    $1.element.purchase.cancellationDate ?? .distantPast, $1.offset
+                )
+            }
+            .map(\.element)
+        let fingerprint = Self.fingerprint("refunds")
+        var offset = 0
+        if let revision = items.last(where: { $0.0 == "revision" })?.1 {
+            guard let parsed = Self.offset(of: revision, fingerprint: fingerprint, count: refunded.count) else {
+                throw RouteError.badRequest(4_000_005, "Invalid request revision.")
+            }
+            offset = parsed
+        }
+        let end = Self.pageEnd(offset: offset, count: refunded.count, size: configuration.refundPageSize)
+        var tokens: [JSONValue] = []
+        for contents in refunded[offset..<end] { tokens.append(.string(try signed(contents, &signer))) }
+        return Self.ok([
+            ("signedTransactions", .array(tokens)), ("revision", .string(Self.pageToken(offset: end, fingerprint: fingerprint))),
+            ("hasMore", .bool(end < refunded.count)),
+        ])
+    }
+
+    // MARK: - Notifications
+
+    static func jsonObject(_ body: [UInt8]) throws(RouteError) -> JSONValue {
+        guard let value = try? JSONValue.parse(body), case .object = value else {
+            throw RouteError.badRequest(4_000_000, "Invalid request.")
+        }
+        return value
+    }
+
+    func notificationHistory(_ body: [UInt8], _ query: String?) throws -> HTTPResponse {
+        let request = try Self.jsonObject(body)
+        guard case .number = request["startDate"], let start = request["startDate"]?.int64Value else {
+            throw RouteError.badRequest(4_000_015, "Invalid start date.")
+        }
+        guard case .number = request["endDate"], let end = request["endDate"]?.int64Value else {
+            throw RouteError.badRequest(4_000_016, "Invalid end date.")
+        }
+        guard start < end else {
+            throw RouteError.badRequest(4_000_013, "Invalid request. The end date precedes the start date or the dates are the same.")
+        }
+        let type = request["notificationType"]?.stringValue
+        let subtype = request["notificationSubtype"]?.stringValue
+        let onlyFailures = request["onlyFailures"]?.boolValue ?? false
+        let transactionID = request["transactionId"]?.stringValue
+        if subtype != nil, type == nil { throw RouteError.badRequest(4_000_018, "Invalid notification type.") }
+        if let transactionID { try requireTransaction(transactionID, in: snapshot().transactions) }
+        let records = state.withLock { $0.notifications }.filter { record in
+            let date = record.signedDate ?? record.attempts.first.map { Self.milliseconds($0.0) } ?? 0
+            guard date >= start, date < end else { return false }
+            if let type, record.notificationType != type { return false }
+            if let subtype, record.subtype != subtype { return false }
+            if transactionID != nil, !record.concernsTransaction { return false }
+            if onlyFailures, record.attempts.allSatisfy({ $0.1 == "SUCCESS" }) { return false }
+            return true
+        }
+        let fingerprint = Self.fingerprint(
+            "notifications/\(start)/\(end)/\(type ?? "")/\(subtype ?? "")/\(transactionID ?? "")/\(onlyFailures)")
+        var offset = 0
+        if let token = Self.queryItems(query)?.last(where: { $0.0 == "paginationToken" })?.1 {
+            guard let parsed = Self.offset(of: token, fingerprint: fingerprint, count: records.count) else {
+                throw RouteError.badRequest(4_000_014, "Invalid pagination token.")
+            }
+            offset = parsed
+        }
+        let last = Self.pageEnd(offset: offset, count: records.count, size: configuration.notificationPageSize)
+        let items: [JSONValue] = records[offset..<last].map { record in
+            .object([("sendAttempts", Self.attemptsJSON(record.attempts)), ("signedPayload", .string(record.signedPayload))])
+        }
+        var members: [(String, JSONValue)] = []
+        if last < records.count { members.append(("paginationToken", .string(Self.pageToken(offset: last, fingerprint: fingerprint)))) }
+        members += [("hasMore", .bool(last < records.count)), ("notificationHistory", .array(items))]
+        return Self.ok(members)
+    }
+
+    static func attemptsJSON(_ attempts: [(Date, String)]) -> JSONValue {
+        .array(
+            attempts.map {
+                .object([("attemptDate", .number(String(milliseconds($0.0)))), ("sendAttemptResult", .string($0.1))])
+            })
+    }
+
+    func requestTestNotification(_ signer: inout ResponseSigner) throws -> HTTPResponse {
+        guard let url = configuration.notificationURL else {
+            throw RouteError.notFound(4_040_007, "An error that indicates the App Store server couldn't find a notifications URL.")
+        }
+        let now = clock.now
+        var data: [(String, JSONValue)] = []
+        if let appAppleId = configuration.appAppleId { data.append(("appAppleId", .number(String(appAppleId)))) }
+        data += [("bundleId", .string(configuration.bundleIdentifier)), ("environment", .string(environmentName))]
+        let payload = JSONValue.object([
+            ("notificationType", .string("TEST")), ("notificationUUID", .string(UUID().uuidString.lowercased())), ("data", .object(data)),
+            ("version", .string("2.0")), ("signedDate", .number(String(Self.milliseconds(now)))),
+        ])
+        let token = try signer.sign(payload.jsonBytes())
+        let testToken = "\(UUID().uuidString.lowercased())_\(Self.milliseconds(now))"
+        let index = state.withLock { state in
+            state.notifications.append(NotificationRecord(signedPayload: token, attempts: []))
+            let index = state.notifications.count - 1
+            state.testNotifications[testToken] = index
+            return index
+        }
+        // Delivered before answering, so Get Test Notification Status shows the attempt at once.
+        let outcome = sender.send(JSONValue.object([("signedPayload", .string(token))]).jsonBytes(), to: url)
+        state.withLock { $0.notifications[index].attempts.append((clock.now, outcome.sendAttemptResult)) }
+        return Self.ok([("testNotificationToken", .string(testToken))])
+    }
+
+    func testNotificationStatus(_ token: String?) throws -> HTTPResponse {
+        guard let token, !token.isEmpty, token.utf8.count <= 128 else {
+            throw RouteError.badRequest(4_000_020, "Invalid test notification token.")
+        }
+        let record = state.withLock { state in state.testNotifications[token].map { state.notifications[$0] } }
+        guard let record else {
+            throw RouteError.notFound(
+                4_040_008, "Either the test notification token is expired or the notification and status are not yet available.")
+        }
+        return Self.ok([("signedPayload", .string(record.signedPayload)), ("sendAttempts", Self.attemptsJSON(record.attempts))])
+    }
+
+    // MARK: - Consumption and extensions
+
+    func consumption(_ identifier: String?, _ body: [UInt8]) throws -> HTTPResponse {
+        try requireTransaction(identifier, in: snapshot().transactions)
+        let request = try Self.jsonObject(body)
+        func integer(_ name: String, _ range: ClosedRange<Int64>, _ code: Int64, required: Bool = true) throws(RouteError) {
+            guard let value = request[name] else {
+                if required { throw RouteError.badRequest(code, "Invalid \(name).") }
+                return
+            }
+            guard case .number = value, let number = value.int64Value, range.contains(number) else {
+                throw RouteError.badRequest(code, "Invalid \(name).")
+            }
+        }
+        guard request["customerConsented"]?.boolValue == true else {
+            throw RouteError.badRequest(4_000_035, "Invalid request. The customer consented field is invalid or doesn't indicate consent.")
+        }
+        try integer("consumptionStatus", 0...3, 4_000_034)
+        try integer("platform", 0...2, 4_000_039)
+        guard request["sampleContentProvided"]?.boolValue != nil else {
+            throw RouteError.badRequest(4_000_041, "Invalid sampleContentProvided.")
+        }
+        try integer("deliveryStatus", 0...5, 4_000_036)
+        guard let token = request["appAccountToken"]?.stringValue, token.isEmpty || UUID(uuidString: token) != nil else {
+            throw RouteError.badRequest(4_000_033, "Invalid app account token.")
+        }
+        try integer("accountTenure", 0...7, 4_000_032)
+        try integer("playTime", 0...7, 4_000_040)
+        try integer("lifetimeDollarsRefunded", 0...7, 4_000_038)
+        try integer("lifetimeDollarsPurchased", 0...7, 4_000_037)
+        try integer("userStatus", 0...4, 4_000_042)
+        try integer("refundPreference", 0...3, 4_000_000, required: false)
+        let id = identifier ?? ""
+        state.withLock { $0.consumption.append((transactionIdentifier: id, body: request)) }
+        return HTTPResponse(status: 202)
+    }
+
+    func extend(_ identifier: String?, _ body: [UInt8]) throws -> HTTPResponse {
+        let request = try Self.jsonObject(body)
+        guard case .number = request["extendByDays"], let days = request["extendByDays"]?.int64Value, (1...90).contains(days) else {
+            throw RouteError.badRequest(4_000_009, "Invalid extend by days value.")
+        }
+        guard case .number = request["extendReasonCode"], let reason = request["extendReasonCode"]?.int64Value, (0...3).contains(reason)
+        else {
+            throw RouteError.badRequest(4_000_010, "Invalid extend reason code.")
+        }
+        guard let requestID = request["requestIdentifier"]?.stringValue, !requestID.isEmpty, requestID.utf8.count <= 128 else {
+            throw RouteError.badRequest(4_000_011, "Invalid request identifier.")
+        }
+        guard Self.isDigits(identifier), let original = identifier else {
+            throw RouteError.badRequest(4_000_008, "Invalid original transaction id.")
+        }
+        return try state.withLock { (state) throws(RouteError) -> HTTPResponse in
+            if let answer = state.extensionAnswers[requestID] { return .json(answer) }
+            var location: (Int, Int)?
+            for (g, group) in state.statuses.enumerated() {
+                if let i = group.lastTransactions.firstIndex(where: { $0.originalTransactionIdentifier == original }) { location = (g, i) }
+            }
+            guard let (g, i) = location else {
+                if state.transactions.contains(where: { $0.purchase.transactionIdentifier == original }) {
+                    throw RouteError.badRequest(
+                        4_000_187, "Invalid request. The transaction ID provided is not an original transaction ID.")
+                }
+                throw RouteError.notFound(4_040_005, "Original transaction id not found.")
+            }
+            var item = state.statuses[g].lastTransactions[i]
+            guard item.status == .active, let expiry = item.transaction.purchase.expirationDate else {
+                throw RouteError(status: 403, errorCode: 4_030_004, message: "Forbidden - subscription state ineligible for extension.")
+            }
+            guard state.extensionCounts[original, default: 0] < 2 else {
+                throw RouteError(
+                    status: 403, errorCode: 4_030_005, message: "Forbidden - subscription has reached maximum extension count.")
+            }
+            let extended = expiry.addingTimeInterval(TimeInterval(days) * 86_400)
+            item.transaction.purchase.expirationDate = extended
+            item.renewalInfo.renewalDate = extended
+            state.statuses[g].lastTransactions[i] = item
+            let latest = item.transaction.purchase.transactionIdentifier
+            if let t = state.transactions.lastIndex(where: { $0.purchase.transactionIdentifier == latest }) {
+                state.transactions[t].purchase.expirationDate = extended
+            }
+            state.extensionCounts[original, default: 0] += 1
+            state.pendingExtensions.append((original, Int(days)))
+            var members: [(String, JSONValue)] = [("originalTransactionId", .string(original))]
+            if let webOrder = item.transaction.purchase.webOrderLineItemID {
+                members.append(("webOrderLineItemId", .string(String(webOrder))))
+            }
+            members += [("success", .bool(true)), ("effectiveDate", .number(String(Self.milliseconds(extended))))]
+            let answer = JSONValue.object(members).jsonBytes()
+            state.extensionAnswers[requestID] = answer
+            return .json(answer)
+        }
+    }
+}

@@ -1,0 +1,344 @@
+import AppStoreServerAPI
+import Dispatch
+import Foundation
+import Internals
+import JSON
+import JWS
+import ReceiptVerification
+import Receipts
+
+/// `receipt-tool api`: the App Store Server API, every signed payload verified before it is shown.
+enum APICommand {
+    static let subcommand = Subcommand(
+        name: "api",
+        summary: "Call the App Store Server API; print the verified, decoded payloads.",
+        help: """
+            USAGE: receipt-tool api <request> [<argument>] --issuer-id <id> --key-id <kid> --private-key <file.p8>
+                                    --bundle-id <bid> [--environment production|sandbox] [--base-url <url>]
+                                    [--anchor apple|<file>]... [--json] [request options]
+
+            REQUESTS:
+              history <txid>          Get Transaction History (v2), every page in order: one
+                                      transaction per line. Or --from-receipt <file> instead of
+                                      <txid>: the first transaction id of that app receipt or iOS 6
+                                      transaction receipt, which must verify first.
+              transaction <txid>      Get Transaction Info.
+              statuses <txid>         Get All Subscription Statuses: one subscription per line
+                                      (group, originalTransactionId, status, the last transaction
+                                      and the renewal info).
+              order <order-id>        Look Up Order ID: the order's transactions (an invalid order
+                                      id is an error).
+              refunds <txid>          Get Refund History, every page.
+              notifications           Get Notification History, every page (--start, --end).
+              test-notification       Request a Test Notification, then print its status.
+
+            OPTIONS:
+              --issuer-id <id>        The issuer id of the App Store Connect API key.
+              --key-id <kid>          The key id.
+              --private-key <file>    The key's .p8 file (PKCS#8, EC P-256).
+              --bundle-id <bid>       The app's bundle id (the token's bid; every payload's bundleId).
+              --environment <env>     production (default) or sandbox: the API Apple serves it at,
+                                      and the environment every payload must name.
+              --base-url <url>        Send the requests to this URL instead (a simulated server, a
+                                      proxy); the payloads must still name --environment.
+              --anchor <anchor>       Roots the JWS chains must end at (repeatable): 'apple' (the
+                                      bundled Apple roots; default) or a certificate file.
+              --json                  One JSON object per line, nested JWS replaced by their
+                                      decoded payloads.
+              --timeout <seconds>     Per HTTP attempt (default 30).
+              --max-attempts <n>      HTTP attempts per request, 429 and 5xx retried (default 3).
+              -h, --help              Show help information.
+
+            REQUEST OPTIONS:
+              --from-receipt <file>   history: take the transaction id from this receipt.
+              --receipt-anchor <a>    The roots that receipt must chain to: 'apple' (default),
+                                      'xcode' or a certificate file (repeatable).
+              --unverified-receipt    Take the transaction id without verifying the receipt.
+              --product-id <id>       history: only this product (repeatable).
+              --product-type <type>   history: AUTO_RENEWABLE, NON_RENEWABLE, CONSUMABLE or
+                                      NON_CONSUMABLE (repeatable).
+              --sort <order>          history: ascending (default) or descending.
+              --revoked <bool>        history: only refunded (true) or only other (false)
+                                      transactions.
+              --status <n>            statuses: only subscriptions with this status, 1-5 (repeatable).
+              --start <date>          notifications: from this date (RFC 3339 or milliseconds;
+                                      default 180 days before --end).
+              --end <date>            notifications: before this date (default now).
+              --only-failures         notifications: only those that did not reach the server.
+
+            Exit status: 0 when every payload verified, 1 for any error (HTTP, Apple's errorCode,
+            a payload that does not verify: nothing is printed from a response with one forged
+            JWS), 64 for a usage error. One bearer token serves every request of a run.
+            """,
+        run: run)
+
+    static let requests: Set<String> = ["history", "transaction", "statuses", "order", "refunds", "notifications", "test-notification"]
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let args = try Arguments(
+            arguments,
+            valued: [
+                "--issuer-id", "--key-id", "--private-key", "--bundle-id", "--environment", "--base-url", "--anchor", "--timeout",
+                "--max-attempts", "--from-receipt", "--receipt-anchor", "--itunes-ca", "--wwdr-ca", "--product-id", "--product-type",
+                "--sort", "--revoked", "--status", "--start", "--end",
+            ],
+            flagNames: ["--json", "--unverified-receipt", "--only-failures"])
+        guard let request = args.positional.first else { throw UsageError("missing request: \(requests.sorted().joined(separator: ", "))") }
+        guard requests.contains(request) else { throw UsageError("unknown request '\(request)'") }
+        let takesArgument = !["notifications", "test-notification"].contains(request)
+        let fromReceipt = args.value("--from-receipt")
+        if fromReceipt != nil, request != "history" { throw UsageError("--from-receipt is for history") }
+        let argument = args.positional.dropFirst().first
+        if takesArgument, argument == nil, fromReceipt == nil { throw UsageError("\(request) needs an argument") }
+        if args.positional.count > (takesArgument ? 2 : 1) || (argument != nil && fromReceipt != nil) {
+            throw UsageError("too many arguments")
+        }
+        let client = try makeClient(args)
+        let json = args.flag("--json")
+        let identifier = try fromReceipt.map { path throws in try transactionID(fromReceipt: path, args) } ?? argument ?? ""
+
+        let lines: [String]
+        switch request {
+        case "history":
+            let filters = try historyFilters(args)
+            let history = try blocking { try await client.transactionHistory(transactionID: identifier, request: filters) }
+            lines = history.transactions.map { transactionLine($0, json: json) }
+        case "transaction":
+            lines = [transactionLine(try blocking { try await client.transactionInfo(transactionID: identifier) }, json: json)]
+        case "statuses":
+            let wanted = try args.values("--status").map { text throws(UsageError) in
+                guard let value = Int64(text), (1...5).contains(value) else { throw UsageError("--status must be 1-5, found \(text)") }
+                return SubscriptionStatus(rawValue: value)
+            }
+            let statuses = try blocking { try await client.subscriptionStatuses(transactionID: identifier, status: wanted) }
+            lines = statuses.groups.flatMap { group in group.lastTransactions.map { statusLine($0, group: group, json: json) } }
+        case "order":
+            let lookup = try blocking { try await client.lookUpOrder(orderID: identifier) }
+            guard lookup.status == .valid else { throw ToolFailure("order \(identifier) is not valid (status \(lookup.status))") }
+            lines = lookup.transactions.map { transactionLine($0, json: json) }
+        case "refunds":
+            lines = try blocking { try await client.refundHistory(transactionID: identifier) }.map { transactionLine($0, json: json) }
+        case "notifications":
+            let history = try notificationRequest(args)
+            lines = try blocking { try await client.notificationHistory(history) }.map {
+                notificationLine($0.notification, attempts: $0.sendAttempts, extra: [], json: json)
+            }
+        default:
+            let status = try blocking { () async throws -> (String, TestNotificationStatus) in
+                let token = try await client.requestTestNotification()
+                return (token, try await client.testNotificationStatus(token: token))
+            }
+            lines = [
+                notificationLine(
+                    status.1.notification, attempts: status.1.sendAttempts, extra: [("testNotificationToken", .string(status.0))],
+                    json: json)
+            ]
+        }
+        if !lines.isEmpty { printOut(lines.joined(separator: "\n")) }
+        return ExitStatus.success
+    }
+
+    // MARK: - Configuration
+
+    static func makeClient(_ args: Arguments) throws -> AppStoreServerAPIClient {
+        func required(_ name: String) throws(UsageError) -> String {
+            guard let value = args.value(name), !value.isEmpty else { throw UsageError("\(name) is required") }
+            return value
+        }
+        let issuer = try required("--issuer-id")
+        let keyID = try required("--key-id")
+        let keyFile = try required("--private-key")
+        let bundleID = try required("--bundle-id")
+        var environment: AppStoreServerEnvironment
+        switch args.value("--environment") ?? "production" {
+        case "production": environment = .production
+        case "sandbox": environment = .sandbox
+        case let other: throw UsageError("--environment must be production or sandbox, found \(other)")
+        }
+        if let text = args.value("--base-url") {
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw UsageError("--base-url must be an http or https URL, found \(text)")
+            }
+            environment = environment.at(url)
+        }
+        var timeout: TimeInterval = 30
+        if let text = args.value("--timeout") {
+            guard let value = Double(text), value > 0, value <= 600 else {
+                throw UsageError("--timeout must be 0-600 seconds, found \(text)")
+            }
+            timeout = value
+        }
+        var retry = RetryPolicy.default
+        if let text = args.value("--max-attempts") {
+            guard let value = Int(text), (1...10).contains(value) else { throw UsageError("--max-attempts must be 1-10, found \(text)") }
+            retry.maximumAttempts = value
+        }
+        let anchors = try VerifyCommand.loadAnchors(args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor"))
+        let pem = String(decoding: try readInput(keyFile, limit: 64 << 10), as: UTF8.self)
+        let key = try AppStoreConnectKey(issuerID: issuer, keyID: keyID, p8: pem)
+        return try AppStoreServerAPIClient(
+            configuration: .init(key: key, bundleID: bundleID, environment: environment, anchors: anchors, timeout: timeout, retry: retry))
+    }
+
+    /// The transaction id of the receipt `path`: verified first unless `--unverified-receipt`.
+    static func transactionID(fromReceipt path: String, _ args: Arguments) throws -> String {
+        let bytes = try readInput(path)
+        let unverified = args.flag("--unverified-receipt")
+        let isTransactionReceipt = (try? TransactionReceipt(bytes)) != nil
+        let names = args.values("--receipt-anchor").isEmpty ? ["apple"] : args.values("--receipt-anchor")
+        let anchors = try VerifyCommand.loadAnchors(names)
+        let transactionVerifier = isTransactionReceipt && !unverified ? try transactionReceiptVerifier(args, anchors: anchors) : nil
+        let id: String?
+        do throws(ReceiptUtilityError) {
+            if unverified {
+                id =
+                    isTransactionReceipt
+                    ? try ReceiptUtility.unverifiedTransactionID(fromTransactionReceipt: bytes)
+                    : try ReceiptUtility.unverifiedTransactionID(fromAppReceipt: bytes)
+            } else if let transactionVerifier {
+                id = try ReceiptUtility.transactionID(fromTransactionReceipt: bytes, verifier: transactionVerifier)
+            } else {
+                let policy: VerificationPolicy = names == ["xcode"] ? .xcode : .appStore
+                let verifier = AppReceiptVerifier(anchors: anchors, policy: policy)
+                id = try ReceiptUtility.transactionID(fromAppReceipt: bytes, verifier: verifier)
+            }
+        } catch {
+            throw ToolFailure("\(path): \(error)")
+        }
+        guard let id else { throw ToolFailure("\(path): the receipt lists no transaction") }
+        return id
+    }
+
+    static func historyFilters(_ args: Arguments) throws(UsageError) -> TransactionHistoryRequest {
+        var request = TransactionHistoryRequest(productIDs: args.values("--product-id"))
+        for type in args.values("--product-type") {
+            guard ["AUTO_RENEWABLE", "NON_RENEWABLE", "CONSUMABLE", "NON_CONSUMABLE"].contains(type) else {
+                throw UsageError("--product-type must be AUTO_RENEWABLE, NON_RENEWABLE, CONSUMABLE or NON_CONSUMABLE, found \(type)")
+            }
+            request.productTypes.append(HistoryProductType(rawValue: type))
+        }
+        switch args.value("--sort") {
+        case nil: break
+        case "ascending": request.order = .ascending
+        case "descending": request.order = .descending
+        case let other?: throw UsageError("--sort must be ascending or descending, found \(other)")
+        }
+        switch args.value("--revoked") {
+        case nil: break
+        case "true": request.revoked = true
+        case "false": request.revoked = false
+        case let other?: throw UsageError("--revoked must be true or false, found \(other)")
+        }
+        return request
+    }
+
+    static func notificationRequest(_ args: Arguments) throws(UsageError) -> NotificationHistoryRequest {
+        func date(_ name: String) throws(UsageError) -> Date? {
+            guard let text = args.value(name) else { return nil }
+            if let ms = Int64(text) { return Date(timeIntervalSince1970: Double(ms) / 1000) }
+            let full = text.count == 10 ? text + "T00:00:00Z" : text
+            guard let parsed = (try? ReceiptDate.parse(full)) ?? nil else {
+                throw UsageError("\(name) must be an RFC 3339 date or milliseconds since 1970, found \(text)")
+            }
+            return parsed
+        }
+        let end = try date("--end") ?? Date()
+        let start = try date("--start") ?? end.addingTimeInterval(-180 * 86_400)
+        guard start < end else { throw UsageError("--start must be before --end") }
+        return NotificationHistoryRequest(startDate: start, endDate: end, onlyFailures: args.flag("--only-failures") ? true : nil)
+    }
+
+    // MARK: - Running
+
+    /// Runs an async call to completion from the tool's synchronous code.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws(ToolFailure) -> T {
+        let box = Locked<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
+            }
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        switch box.withLock({ $0 }) {
+        case .success(let value)?: return value
+        case .failure(let error)?: throw ToolFailure("\(error)")
+        case nil: throw ToolFailure("the call ended without a result")
+        }
+    }
+
+    // MARK: - Output
+
+    /// The exact payload JSON a verified token carries.
+    static func decoded(_ payload: [UInt8]) -> JSONValue {
+        (try? JSONValue.parse(payload, options: JWSLimits.default.jsonOptions)) ?? .null
+    }
+
+    static func transactionLine(_ signed: SignedJWS<JWSTransaction>, json: Bool) -> String {
+        let payload = decoded(signed.value.jsonPayload)
+        if json { return payload.jsonText(indent: 0) }
+        var out = ["Transaction \(signed.value.transactionId ?? "?") (verified)"]
+        JWSDump.fields(payload, path: "", nested: [:], into: &out, indent: 2)
+        return out.joined(separator: "\n")
+    }
+
+    static func statusLine(_ item: LastTransaction, group: SubscriptionGroupStatus, json: Bool) -> String {
+        let transaction = decoded(item.transaction.value.jsonPayload)
+        let renewal = decoded(item.renewalInfo.value.jsonPayload)
+        if json {
+            return JSONValue.object([
+                ("subscriptionGroupIdentifier", .string(group.subscriptionGroupIdentifier)),
+                ("originalTransactionId", .string(item.originalTransactionId)), ("status", .number(String(item.status.rawValue))),
+                ("signedTransactionInfo", transaction), ("signedRenewalInfo", renewal),
+            ]).jsonText(indent: 0)
+        }
+        var out = [
+            "Subscription \(item.originalTransactionId) in group \(group.subscriptionGroupIdentifier): status \(item.status.rawValue) (\(statusName(item.status)))"
+        ]
+        out.append("  Last transaction (verified)")
+        JWSDump.fields(transaction, path: "", nested: [:], into: &out, indent: 4)
+        out.append("  Renewal info (verified)")
+        JWSDump.fields(renewal, path: "", nested: [:], into: &out, indent: 4)
+        return out.joined(separator: "\n")
+    }
+
+    static func statusName(_ status: SubscriptionStatus) -> String {
+        switch status {
+        case .active: "active"
+        case .expired: "expired"
+        case .billingRetry: "billing retry"
+        case .billingGracePeriod: "billing grace period"
+        case .revoked: "revoked"
+        default: "unknown"
+        }
+    }
+
+    static func notificationLine(
+        _ signed: SignedJWS<NotificationPayload>, attempts: [SendAttempt], extra: [(String, JSONValue)], json: Bool
+    ) -> String {
+        let payload = decoded(signed.value.jsonPayload)
+        let nested = (try? JWSDump.nestedTokens(payload, kind: .notification)) ?? [:]
+        let attemptsJSON = JSONValue.array(
+            attempts.map { .object([("attemptDate", .number($0.attemptDate.text)), ("sendAttemptResult", .string($0.result.rawValue))]) })
+        if json {
+            return JSONValue.object(extra + [("signedPayload", JWSDump.expanded(payload, nested)), ("sendAttempts", attemptsJSON)])
+                .jsonText(indent: 0)
+        }
+        let value = signed.value
+        var out = [
+            "Notification \(value.notificationType?.rawValue ?? "?")\(value.subtype.map { "/\($0.rawValue)" } ?? "") \(value.notificationUUID ?? "") (verified)"
+        ]
+        for (key, member) in extra { out.append(TextLayout.line(key, member.stringValue ?? member.jsonText(indent: 0))) }
+        JWSDump.fields(payload, path: "", nested: nested, into: &out, indent: 2)
+        out.append("  Send attempts")
+        for attempt in attempts {
+            out.append(TextLayout.line(JWSDump.rfc3339(attempt.attemptDate), attempt.result.rawValue, indent: 4))
+        }
+        return out.joined(separator: "\n")
+    }
+}
