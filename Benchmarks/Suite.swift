@@ -70,6 +70,7 @@ struct Suite {
 
     func run() throws -> Report {
         if let path = options.file { return try runFile(path) }
+        if options.targets { return try runTargets() }
         var report = Report()
         if options.jws {
             try JWSDecodeBench.measure(with: harness, into: &report)
@@ -91,6 +92,8 @@ struct Suite {
             if layout == "der" && receipt.purchases == 1000 {
                 report.ratio("parse 1000/der vs RMStore's OpenSSL parse", "openssl-rmstore-parse/1000/der", "parse/1000/der")
                 report.ratio("parse 1000/der vs memcpy", "parse/1000/der", "memcpy/1000/der")
+                report.ratio("parse 1000/der vs the C TLV walker (target ≤ 1.0)", "parse/1000/der", "c-walk/1000/der")
+                report.ratio("JSON 1000/der vs its parse (target ≤ 3)", "json/1000/der", "parse/1000/der")
             }
         }
         for n in sizes where sizes.contains(10000) && n == 10000 {
@@ -165,6 +168,14 @@ struct Suite {
                     }
                     return copy.count
                 }))
+        // The parse yardstick: a zero-allocation C TLV walker over the same bytes (DER only).
+        if CYardstick.walk(bytes) == n {
+            report.results.append(
+                try harness.measure(
+                    Measurement(name: "c-walk/\(receipt.name)", bytes: bytes.count, expected: n) {
+                        CYardstick.walk(bytes)
+                    }))
+        }
     }
 
     /// The real SHA-256 App Store receipt with Apple Inc. Root, at its creation date.
@@ -265,6 +276,41 @@ struct Suite {
         if let r = report["parse/parallel batch of \(batch) (\(cores) cores)"] {
             report.notes.append(String(format: "parallel parse: %.0f receipts/s on %d cores", Double(batch) / r.nsPerOp * 1e9, cores))
         }
+    }
+
+    /// `--targets`: issue 16's four rows and their yardsticks, in one run: parse of the
+    /// 1,000-purchase DER receipt against the C TLV walker, its JSON against its parse, warm verify
+    /// of the 1-purchase receipt against the RSA floor, and peak memory of the 10,000-purchase parse.
+    func runTargets() throws -> Report {
+        var report = Report()
+        let pki = try TestPKI.generate()
+        let thousand = try pki.signer().sign(SyntheticReceipts.receipt(purchases: 1000), layout: .appStore)
+        let parsed = try AppReceipt(thousand)
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "parse/1000/der", bytes: thousand.count, expected: 1000) {
+                    try AppReceipt(thousand).inAppPurchases.count
+                }))
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "c-walk/1000/der", bytes: thousand.count, expected: 1000) {
+                    CYardstick.walk(thousand)
+                }))
+        let jsonLength = parsed.jsonText(indent: 0).utf8.count
+        report.results.append(
+            try harness.measure(
+                Measurement(name: "json/1000/der", bytes: jsonLength, expected: jsonLength) {
+                    parsed.jsonText(indent: 0).utf8.count
+                }))
+        let one = try pki.signer().sign(SyntheticReceipts.receipt(purchases: 1), layout: .appStore)
+        try VerificationBench(name: "1/der", bytes: one, anchor: pki.root, time: Date(timeIntervalSince1970: 1_700_000_000), purchases: 1)
+            .measureWarm(with: harness, into: &report, suffix: "/1/der")
+        report.ratio("parse 1000/der vs the C TLV walker (target ≤ 1.0)", "parse/1000/der", "c-walk/1000/der")
+        report.ratio("JSON 1000/der vs its parse (target ≤ 3)", "json/1000/der", "parse/1000/der")
+        report.ratio("verify-warm vs rsa-verify-floor/1/der (target ≤ 1.25)", "verify-warm/1/der", "rsa-verify-floor/1/der")
+        let big = try pki.signer().sign(SyntheticReceipts.receipt(purchases: 10000), layout: .appStore)
+        report.notes.append(try MemoryProbe.measure(big))
+        return report
     }
 
     /// `--file PATH [--anchor CERT]`: the fixed measurement names outside scripts compare.
