@@ -8,8 +8,8 @@ struct AppReceiptParser {
     let segmentedPayload: Bool
     var attributeCount = 0
     var unknown: [ReceiptStorage.RawAttribute] = []
-    /// Recently decoded strings, reused when the same bytes come again: receipts repeat product
-    /// identifiers and original transaction identifiers in every record of a subscription.
+    /// Recently decoded product identifiers, reused when the same bytes come again: receipts repeat
+    /// them in every record of a product.
     var recentStrings = StringInterner()
     /// The calendar's day number of the month the last fast-path date fell in.
     var monthStarts = ReceiptDate.MonthStarts()
@@ -149,22 +149,29 @@ struct AppReceiptParser {
         }
     }
 
-    mutating func parse(_ payload: ArraySlice<UInt8>) throws(ReceiptError) -> AppReceipt {
+    mutating func parse(_ payload: ArraySlice<UInt8>) throws(ReceiptError) -> AppReceipt.Fields {
         guard payload.count < Int(UInt32.max) else {
             throw ReceiptError.make(.limitExceeded, nil, "payloads of 4 GiB or more are not supported")
         }
-        var receipt = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt in
+        // Records the fast path reads keep their unknown attributes as a view of the payload, in
+        // this storage; the rest (records of the general path, the receipt's own) are listed and
+        // get a storage with the list once the parse is done.
+        let shared = ReceiptStorage(payload: payload, unknown: [])
+        var fields = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt.Fields in
             let context = Context(
                 raw: UnsafeRawBufferPointer(typed), typed: typed, base: payload.startIndex, limits: limits,
                 segmented: segmentedPayload)
-            return try parseReceipt(context)
+            return try parseReceipt(context, shared: shared)
         }
-        let storage = ReceiptStorage(payload: payload, unknown: unknown)
-        if receipt.unknown.isPending { receipt.unknown.storage = storage }
-        for index in receipt.inAppPurchases.indices where receipt.inAppPurchases[index].unknown.isPending {
-            receipt.inAppPurchases[index].unknown.storage = storage
+        if !unknown.isEmpty {
+            let storage = ReceiptStorage(payload: payload, unknown: unknown)
+            if fields.unknown.isPending { fields.unknown.storage = storage }
+            for index in fields.inAppPurchases.indices where fields.inAppPurchases[index].unknown.isPending {
+                fields.inAppPurchases[index].unknown.storage = storage
+            }
         }
-        return receipt
+        fields.payload = payload
+        return fields
     }
 
     /// A string attribute, reusing an earlier String with the same bytes when there is one.
@@ -273,29 +280,26 @@ struct AppReceiptParser {
     ]
     .reduce(0) { $0 | 1 << UInt32($1 - 1701) }
 
-    mutating func parseReceipt(_ c: Context) throws(ReceiptError) -> AppReceipt {
+    mutating func parseReceipt(_ c: Context, shared: ReceiptStorage) throws(ReceiptError) -> AppReceipt.Fields {
         var set = try openSet(c, start: 0, end: c.raw.count, depth: 0)
-        var receipt = AppReceipt()
+        var receipt = AppReceipt.Fields()
         var seen: UInt64 = 0
         // In-app records append their unknown attributes to `unknown` while this loop runs, so the
         // receipt's own unknown attributes are collected apart and appended at the end.
         var topLevelUnknown: [ReceiptStorage.RawAttribute] = []
-        // Count the in-app records first (a cheap walk over the top-level framing) so the arrays
-        // are allocated once at their final size: no regrowth, no transient double copy.
+        // Count the in-app records first (a cheap walk over the top-level framing) so the array
+        // is allocated once at its final size: no regrowth, no transient double copy.
         var records = 0
         var scan = set.position
         while let attribute = AppReceiptParser.fastAttribute(c.raw, at: scan, end: set.end) {
             if attribute.type == 17 { records &+= 1 }
             scan = attribute.value.upperBound
         }
-        receipt.inAppPurchases.reserveCapacity(min(records, limits.maximumInAppPurchases))
-        var reservedUnknown = false
+        var purchases: [InAppPurchase] = []
+        purchases.reserveCapacity(min(records, limits.maximumInAppPurchases))
+        // Record views need offsets below 2 GiB (the top bit marks them).
+        let views = c.raw.count < Int(UnknownAttributes.recordFlag) ? shared : nil
         while !set.isAtEnd {
-            if !reservedUnknown, let first = receipt.inAppPurchases.first {
-                // Records of one receipt carry the same undocumented attributes.
-                unknown.reserveCapacity(Int(first.unknown.count) * records + 64)
-                reservedUnknown = true
-            }
             let a = try nextAttribute(&set, c)
             if a.type >= 0 && a.type < 64 && a.type != 17 {
                 let bit: UInt64 = 1 << UInt64(a.type)
@@ -324,13 +328,13 @@ struct AppReceiptParser {
             case 16: receipt.versionExternalIdentifier = try c.integer(a)
             case 17:
                 if a.version != 1 { receipt.attributeVersions[17] = a.version }
-                guard receipt.inAppPurchases.count < limits.maximumInAppPurchases else {
+                guard purchases.count < limits.maximumInAppPurchases else {
                     throw c.fail(.limitExceeded, a, "more than \(limits.maximumInAppPurchases) in-app purchases")
                 }
-                receipt.inAppPurchases.append(InAppPurchase())
-                let last = receipt.inAppPurchases.count - 1
-                if !(fastPath && fastPurchase(c.raw, a.value, into: &receipt.inAppPurchases[last])) {
-                    receipt.inAppPurchases[last] = try parsePurchase(a, c)
+                purchases.append(InAppPurchase())
+                let last = purchases.count - 1
+                if !(fastPath && fastPurchase(c.raw, a.value, views: views, into: &purchases[last])) {
+                    purchases[last] = try parsePurchase(a, c)
                 }
             case 18: receipt.originalPurchaseDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 18)
             case 19: receipt.originalAppVersion = try c.string(a)
@@ -344,6 +348,7 @@ struct AppReceiptParser {
             unknown.append(contentsOf: topLevelUnknown)
             receipt.unknown = .pending(start..<unknown.count)
         }
+        receipt.inAppPurchases = purchases
         return receipt
     }
 
@@ -379,7 +384,7 @@ struct AppReceiptParser {
             case 1702: purchase.productIdentifier = try internedString(a, c)
             case 1703: purchase.transactionIdentifier = try c.string(a)
             case 1704: purchase.purchaseDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 3)
-            case 1705: purchase.originalTransactionIdentifier = try internedString(a, c)
+            case 1705: purchase.originalTransactionIdentifier = try c.string(a)
             case 1706: purchase.originalPurchaseDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 5)
             case 1707: purchase.productType = InAppPurchase.ProductType(rawValue: try c.integer(a))
             case 1708: purchase.subscriptionExpirationDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 7)
