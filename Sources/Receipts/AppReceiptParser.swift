@@ -11,8 +11,6 @@ struct AppReceiptParser {
     /// Recently decoded product identifiers, reused when the same bytes come again: receipts repeat
     /// them in every record of a product.
     var recentStrings = StringInterner()
-    /// The calendar's day number of the month the last fast-path date fell in.
-    var monthStarts = ReceiptDate.MonthStarts()
 
     /// Whether in-app records may take the fast path (tests turn it off to compare both paths).
     let fastPath: Bool
@@ -228,6 +226,7 @@ struct AppReceiptParser {
         #if DEBUG
             ASN1Instrumentation.count(4)  // SEQUENCE, two INTEGERs, OCTET STRING
         #endif
+        if let attribute = quickAttribute(b, at: p, end: end) { return attribute }
         guard let sequence = DERFraming.content(b, tag: 0x30, at: p, end: end),
             let type = DERFraming.smallInteger(b, at: sequence.lowerBound, end: sequence.upperBound),
             let version = DERFraming.smallInteger(b, at: type.end, end: sequence.upperBound),
@@ -235,6 +234,27 @@ struct AppReceiptParser {
             value.upperBound == sequence.upperBound
         else { return nil }
         return Attribute(type: type.value, version: version.value, start: p, value: value)
+    }
+
+    /// The one shape nearly every in-app attribute has, checked with two loads: `30 L 02 02 hi lo
+    /// 02 01 01 04 V` with short lengths (`L`, `V` below 0x80, so minimal DER), a two-octet
+    /// INTEGER type whose first octet is 0x01...0x7F (so minimal and positive: 256...32767),
+    /// version 1, and `L = V + 9` (the OCTET STRING ends the SEQUENCE). The same attribute
+    /// ``fastAttribute(_:at:end:)``'s general checks would read, or nil (then they run).
+    @inline(__always)
+    static func quickAttribute(_ b: UnsafeRawBufferPointer, at p: Int, end: Int) -> Attribute? {
+        guard end &- p >= 11 else { return nil }
+        let head = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+        // Bytes 0, 2, 3, 6, 7 fixed (30 · 02 02 · · 02 01); byte 1 (L) and 4 (hi) below 0x80.
+        guard head & 0xFFFF_0080_FFFF_80FF == 0x0102_0000_0202_0030 else { return nil }
+        let hi = Int(truncatingIfNeeded: head >> 32) & 0xFF
+        let length = Int(truncatingIfNeeded: head >> 8) & 0xFF
+        let tail = UInt32(b[p &+ 8]) | UInt32(b[p &+ 9]) << 8 | UInt32(b[p &+ 10]) << 16
+        let valueLength = Int(tail >> 16)
+        guard hi != 0, tail & 0x80_FFFF == 0x00_0401, length == valueLength &+ 9, length <= end &- p &- 2 else { return nil }
+        let type = hi << 8 | Int(truncatingIfNeeded: head >> 40) & 0xFF
+        let start = p &+ 11
+        return Attribute(type: type, version: 1, start: p, value: Range(uncheckedBounds: (start, start &+ valueLength)))
     }
 
     /// Opens the payload: a SET of attributes, possibly wrapped once or twice more in an OCTET STRING.

@@ -350,21 +350,7 @@ public struct InAppPurchase: Sendable {
     /// `0`), which its decimal form gives back exactly; nil for any other text.
     static func numericIdentifier(_ text: String) -> UInt64? {
         var text = text
-        return text.withUTF8 { numericIdentifier(UnsafeRawBufferPointer($0)) }
-    }
-
-    /// ``numericIdentifier(_:)`` over bytes.
-    @inline(__always)
-    static func numericIdentifier(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
-        let count = bytes.count
-        guard count >= 1, count <= 19, count == 1 || bytes[0] != 0x30 else { return nil }
-        var value: UInt64 = 0
-        for byte in bytes {
-            let digit = byte &- 0x30
-            guard digit <= 9 else { return nil }
-            value = value &* 10 &+ UInt64(digit)
-        }
-        return value
+        return text.withUTF8 { AppReceiptParser.decimalIdentifier(UnsafeRawBufferPointer($0), 0..<$0.count) }
     }
 
     /// Whether the transaction identifier is `text` (without making the String of a numeric one).
