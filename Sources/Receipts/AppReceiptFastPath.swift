@@ -42,6 +42,7 @@ extension AppReceiptParser {
             var duplicates: UInt32 = 0
             var versioned: UInt32 = 0
             var unknownCount = 0
+            var unknownBytes = 0
             var count = 0
             var p = set.lowerBound
             while p < end {
@@ -56,6 +57,7 @@ extension AppReceiptParser {
                 let bit = UInt(bitPattern: slot) < 32 ? candidate : 0
                 let unknownFlag = Int(truncatingIfNeeded: (bit &- 1) >> 31)  // 1 when bit == 0
                 unknownCount &+= unknownFlag
+                unknownBytes &+= a.value.count & (0 &- unknownFlag)
                 duplicates |= seen & bit
                 seen |= bit
                 versioned |= bit & (0 &- UInt32(truncatingIfNeeded: a.version &- 1 == 0 ? 0 : 1))
@@ -227,6 +229,9 @@ extension AppReceiptParser {
             // A box only for a record that has a rare field; one whose rare values are all zero (a
             // cancellation in 1970 with reason 0) keeps none either, as the setters do.
             if let rare, rare.fields != .empty { purchase.rare = InAppPurchase.Rare(rare.fields) }
+            let hinted = unknownCount < Int(UInt16.max) && unknownBytes <= Int(UInt16.max)
+            purchase.unknownCountHint = hinted ? UInt16(truncatingIfNeeded: unknownCount) : .max
+            purchase.unknownBytesHint = hinted ? UInt16(truncatingIfNeeded: unknownBytes) : 0
             if unknownCount > 0 {
                 if let views {
                     purchase.unknown = .record(views, set)

@@ -418,7 +418,10 @@ struct AppReceiptParser {
             default: unknown.append(try c.raw(a))
             }
         }
-        if unknown.count > unknownStart { purchase.unknown = .pending(unknownStart..<unknown.count) }
+        if unknown.count > unknownStart {
+            purchase.unknown = .pending(unknownStart..<unknown.count)
+            purchase.unknownCountHint = .max
+        }
         return purchase
     }
 }

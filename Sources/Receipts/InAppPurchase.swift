@@ -83,6 +83,11 @@ public struct InAppPurchase: Sendable {
     var emptyDateMask: UInt16 = 0
     var productTypeValue: Int8 = 0
     var undocumented1722Value: Int8 = 0
+    /// How many unknown attributes the record has and their value bytes together (for sizing
+    /// JSON output without walking them), in what would otherwise be padding; `unknownCountHint`
+    /// `.max` means "not recorded". Not part of the value: equality ignores it.
+    var unknownCountHint: UInt16 = 0
+    var unknownBytesHint: UInt16 = 0
     var storedProductIdentifier: String?
     var unknown: UnknownAttributes = .none
     var rare: Rare?
@@ -328,7 +333,18 @@ public struct InAppPurchase: Sendable {
     /// receipts), kept as encoded.
     public var unknownAttributes: [ReceiptAttribute] {
         get { unknown.list }
-        set { unknown = newValue.isEmpty ? .none : .explicit(newValue) }
+        set {
+            unknown = newValue.isEmpty ? .none : .explicit(newValue)
+            let bytes = newValue.reduce(0) { $0 + $1.value.count }
+            let fits = newValue.count < Int(UInt16.max) && bytes <= Int(UInt16.max)
+            unknownCountHint = fits ? UInt16(newValue.count) : .max
+            unknownBytesHint = fits ? UInt16(bytes) : 0
+        }
+    }
+
+    /// The number of unknown attributes and their value bytes together.
+    var unknownSizes: (count: Int, valueBytes: Int) {
+        unknownCountHint == .max ? unknown.sizes : (Int(unknownCountHint), Int(unknownBytesHint))
     }
 
     /// An empty record; set the fields you need.

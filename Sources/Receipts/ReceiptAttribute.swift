@@ -140,6 +140,30 @@ struct UnknownAttributes: Sendable {
         return storage.attributes(Int(start)..<Int(start + count))
     }
 
+    /// How many attributes there are and how many value bytes they hold together.
+    var sizes: (count: Int, valueBytes: Int) {
+        guard let storage, count > 0 else { return (0, 0) }
+        if isRecord {
+            let record = recordRange
+            return storage.payload.withUnsafeBytes { raw in
+                var attributes = 0
+                var bytes = 0
+                var p = record.lowerBound
+                while p < record.upperBound, let a = AppReceiptParser.fastAttribute(raw, at: p, end: record.upperBound) {
+                    p = a.value.upperBound
+                    if !AppReceiptParser.isModelledPurchaseAttribute(a.type) {
+                        attributes &+= 1
+                        bytes &+= a.value.count
+                    }
+                }
+                return (attributes, bytes)
+            }
+        }
+        var bytes = 0
+        for raw in storage.unknown[Int(start)..<Int(start + count)] { bytes &+= Int(raw.end) &- Int(raw.start) }
+        return (Int(count), bytes)
+    }
+
     /// Calls `body` with each attribute's type, version and value bytes, in order, without
     /// building ``ReceiptAttribute`` values.
     func forEach(_ body: (Int, Int, ArraySlice<UInt8>) -> Void) {
