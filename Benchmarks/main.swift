@@ -28,6 +28,7 @@ struct Options {
     var repeatParse: (String, Int)?
     var repeatJSON: (String, Int)?
     var repeatWalk: (String, Int)?
+    var repeatFloor: (String, Int)?
     var writeCorpus: String?
     var repeatJWS: (String, Int, Bool)?
     var repeatVerify: (String, String, Int)?
@@ -82,6 +83,11 @@ struct Options {
                 let path = try value()
                 guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-walk FILE N") }
                 repeatWalk = (path, n)
+            case "--repeat-floor":
+                // For instruction counting: the RSA floor of FILE (its signer's key parsed once), N times.
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-floor FILE N") }
+                repeatFloor = (path, n)
             case "--write-corpus":
                 writeCorpus = try value()
             case "-h", "--help":
@@ -104,6 +110,7 @@ struct Options {
                     --repeat-json FILE N           parse FILE once, write its JSON (compact) N times
                     --repeat-walk FILE N           the C TLV walker over FILE N times
                     --repeat-verify FILE ANCHOR N  warm-verify FILE against ANCHOR N times
+                    --repeat-floor FILE N          one RSA verify with its digest of FILE's payload, N times
                     --write-corpus DIR             write 1.der, 1000.der, 10000.der and root.der to DIR
                     """)
                 exit(0)
@@ -144,6 +151,15 @@ if let (path, count) = options.repeatWalk {
     let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
     var total = 0
     for _ in 0..<count { total &+= CYardstick.walk(bytes) }
+    print(total)
+    exit(0)
+}
+
+if let (path, count) = options.repeatFloor {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    guard let floor = try? RSAFloor(bytes) else { exit(1) }
+    var total = 0
+    for _ in 0..<count where floor.verify() { total += 1 }
     print(total)
     exit(0)
 }

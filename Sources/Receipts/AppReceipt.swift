@@ -46,7 +46,7 @@ public struct AppReceipt: Sendable {
     /// copy-on-write discipline, which is why the class may be `@unchecked Sendable`.
     final class Box: @unchecked Sendable {
         var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
+        init(_ fields: consuming Fields) { self.fields = fields }
     }
 
     var box: Box
@@ -61,7 +61,7 @@ public struct AppReceipt: Sendable {
     }
 
     /// A receipt with these fields.
-    init(fields: Fields) { box = Box(fields) }
+    init(fields: consuming Fields) { box = Box(fields) }
 
     /// 0 (undocumented): `Production`, `ProductionSandbox`, `ProductionVPP`, `ProductionVPPSandbox`, `Xcode`.
     public var receiptType: String? {
