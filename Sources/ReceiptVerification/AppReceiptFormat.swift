@@ -353,6 +353,7 @@ public struct AppReceiptFormat: SignedFormat {
         -> [VerificationCheck.Name]
     {
         var unchecked: [VerificationCheck.Name] = []
+        unchecked.reserveCapacity(6)
         if let expected = expectations.bundleIdentifier {
             let actual = receipt.bundleIdentifier
             run.record(

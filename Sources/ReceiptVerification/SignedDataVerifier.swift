@@ -431,6 +431,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
                 ? .storeKitTesting : machinery.appleAnchorIndices.contains(index) ? .apple : .configuredAnchor
         }
         var required: [VerificationCheck.Name] = [.parse, .trustAnchors]
+        required.reserveCapacity(24)
         required += format.requiredChecks
         required += [.validationTime, .chain, .pinnedAnchor]
         if let signed { required += signed.policy.chainPolicies.map(\.name) }

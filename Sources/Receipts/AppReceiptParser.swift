@@ -307,6 +307,7 @@ struct AppReceiptParser {
         // In-app records append their unknown attributes to `unknown` while this loop runs, so the
         // receipt's own unknown attributes are collected apart and appended at the end.
         var topLevelUnknown: [ReceiptStorage.RawAttribute] = []
+        topLevelUnknown.reserveCapacity(16)
         // Count the in-app records first (a cheap walk over the top-level framing) so the array
         // is allocated once at its final size: no regrowth, no transient double copy.
         var records = 0

@@ -372,6 +372,7 @@ extension ReceiptEnvelope {
             raw, versionElement.contentStart..<versionElement.contentEnd, rules: .der, at: versionElement.start)
         var algorithms = try signedData.readConstructed(.set)
         var digestAlgorithms: [AlgorithmIdentifier] = []
+        digestAlgorithms.reserveCapacity(2)
         while !algorithms.isAtEnd {
             guard digestAlgorithms.count < 16, let algorithm = try algorithm(&algorithms) else { return nil }
             digestAlgorithms.append(algorithm)
@@ -389,6 +390,7 @@ extension ReceiptEnvelope {
 
         var certificates: [ArraySlice<UInt8>] = []
         if let set = try signedData.readOptionalElement(.contextSpecific(0, constructed: true)) {
+            certificates.reserveCapacity(4)
             var reader = try signedData.children(of: set)
             while !reader.isAtEnd {
                 guard certificates.count < ReceiptEnvelope.maximumCertificates else { return nil }
@@ -399,6 +401,7 @@ extension ReceiptEnvelope {
 
         var signerSet = try signedData.readConstructed(.set)
         var signers: [SignerInfo] = []
+        signers.reserveCapacity(1)
         while !signerSet.isAtEnd {
             guard signers.count < ReceiptEnvelope.maximumSigners else { return nil }
             let element = try signerSet.readElement(.sequence)
@@ -430,6 +433,7 @@ extension ReceiptEnvelope {
             var signedAttributes: [SignedAttribute] = []
             if let attributes = try reader.readOptionalElement(.contextSpecific(0, constructed: true)) {
                 signedAttributesEncoded = whole(attributes)
+                signedAttributes.reserveCapacity(4)
                 var set = try reader.children(of: attributes)
                 while !set.isAtEnd {
                     guard signedAttributes.count < SignerInfo.maximumSignedAttributes else { return nil }
@@ -437,6 +441,7 @@ extension ReceiptEnvelope {
                     guard let type = try oid(attribute.readElement()) else { return nil }
                     var valueSet = try attribute.readConstructed(.set)
                     var values: [ArraySlice<UInt8>] = []
+                    values.reserveCapacity(1)
                     while !valueSet.isAtEnd { values.append(whole(try valueSet.readElement())) }
                     try attribute.finish()
                     signedAttributes.append(SignedAttribute(type: type, values: values))

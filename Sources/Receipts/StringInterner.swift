@@ -5,18 +5,13 @@
 #endif
 
 /// A small cache of recently created Strings keyed by their UTF-8 bytes (compared exactly), so a
-/// receipt's repeated identifiers (a product id in every record of a subscription, the original
-/// transaction id of every renewal) share one String instead of allocating one per record.
+/// receipt's repeated product identifiers share one String instead of allocating one per record.
 ///
-/// A direct-mapped table of 64 slots indexed by a cheap hash of the length and the first and last
-/// eight bytes; a slot hit is confirmed with `memcmp`, a miss replaces the slot.
+/// A direct-mapped table of 64 Strings (made on first use, so a receipt without records pays
+/// nothing) indexed by a cheap hash of the length and the first and last eight bytes; a slot hit
+/// is confirmed with `memcmp` against the String's own bytes, a miss replaces the slot.
 struct StringInterner {
-    private var slots: [Slot?] = Array(repeating: nil, count: 64)
-
-    private struct Slot {
-        let bytes: [UInt8]
-        let string: String
-    }
+    private var slots: [String] = []
 
     @inline(__always)
     private static func slot(for bytes: UnsafeRawBufferPointer) -> Int {
@@ -34,16 +29,18 @@ struct StringInterner {
     }
 
     mutating func string(for bytes: UnsafeRawBufferPointer) -> String {
+        if slots.isEmpty { slots = Array(repeating: "", count: 64) }
         let index = StringInterner.slot(for: bytes)
-        if let slot = slots[index], slot.bytes.count == bytes.count {
-            let equal = slot.bytes.withUnsafeBytes { stored in
-                guard let a = stored.baseAddress, let b = bytes.baseAddress else { return bytes.isEmpty }
+        let equal = slots.withUnsafeBufferPointer { table in
+            table[index].utf8.withContiguousStorageIfAvailable { stored in
+                guard stored.count == bytes.count else { return false }
+                guard let a = stored.baseAddress, let b = bytes.baseAddress else { return true }
                 return memcmp(a, b, bytes.count) == 0
             }
-            if equal { return slot.string }
         }
+        if equal == true, !bytes.isEmpty { return slots[index] }
         let string = String(decoding: bytes, as: UTF8.self)
-        slots[index] = Slot(bytes: Array(bytes), string: string)
+        slots[index] = string
         return string
     }
 }
