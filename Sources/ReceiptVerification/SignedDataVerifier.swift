@@ -170,6 +170,13 @@ public struct VerificationRun: Sendable {
         return passed
     }
 
+    /// Records a check whose reason is already written (kept as it is, no closure). Returns `passed`.
+    @discardableResult
+    public mutating func record(_ name: VerificationCheck.Name, _ passed: Bool, written reason: String) -> Bool {
+        checks.append(VerificationCheck(name: name, passed: passed, reason: reason))
+        return passed
+    }
+
     /// The signer certificate with these exact DER bytes: from the ``ChainCache`` when it holds it
     /// (with the chains validated for it), else parsed by OpenSSL.
     public mutating func signerCertificate(_ der: ArraySlice<UInt8>) -> Result<SignerCertificate, CryptoError> {
@@ -395,7 +402,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         var validatedChain: [Certificate]?
         if let signed, let time = validationTime {
             let outcome = machinery.validateChain(signed, cached: run.signerEntry, at: time)
-            run.record(.chain, outcome.chain != nil, outcome.reason)
+            run.record(.chain, outcome.chain != nil, written: outcome.reason)
             if let chain = outcome.chain, let last = chain.last {
                 validatedChain = chain
                 // Byte for byte, never by name: a copy of a root the input carries is not what is trusted.

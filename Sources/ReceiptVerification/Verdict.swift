@@ -156,21 +156,34 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
     public let name: Name
     /// Whether it passed.
     public let passed: Bool
-    private let explanation: @Sendable () -> String
+    private let explanation: Explanation
+
+    /// A reason already written (kept as it is: no closure to allocate) or one to write when read.
+    private enum Explanation: Sendable {
+        case written(String)
+        case deferred(@Sendable () -> String)
+    }
 
     /// Why it passed or failed, for people (written when read).
-    public var reason: String { explanation() }
+    public var reason: String {
+        switch explanation {
+        case .written(let text): text
+        case .deferred(let write): write()
+        }
+    }
 
     /// Creates a check outcome whose reason is written only when read.
     public init(name: Name, passed: Bool, reason: @escaping @Sendable () -> String) {
         self.name = name
         self.passed = passed
-        explanation = reason
+        explanation = .deferred(reason)
     }
 
     /// Creates a check outcome with a reason already written.
     public init(name: Name, passed: Bool, reason: String) {
-        self.init(name: name, passed: passed, reason: { reason })
+        self.name = name
+        self.passed = passed
+        explanation = .written(reason)
     }
 
     /// `"✓ name: reason"` or `"✗ name: reason"`.

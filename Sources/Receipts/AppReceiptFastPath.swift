@@ -248,7 +248,7 @@ extension AppReceiptParser {
                                 start: UInt32(truncatingIfNeeded: a.value.lowerBound),
                                 end: UInt32(truncatingIfNeeded: a.value.upperBound)))
                     }
-                    purchase.unknown = .pending(listStart..<unknown.count)
+                    purchase.unknown = .list(shared, listStart..<unknown.count)
                 }
             }
             return true

@@ -8,6 +8,8 @@ struct AppReceiptParser {
     let segmentedPayload: Bool
     var attributeCount = 0
     var unknown: [ReceiptStorage.RawAttribute] = []
+    /// The storage every record of this parse refers to; it adopts `unknown` at the end.
+    var shared: ReceiptStorage?
     /// Recently decoded product identifiers, reused when the same bytes come again: receipts repeat
     /// them in every record of a product.
     var recentStrings = StringInterner()
@@ -152,24 +154,20 @@ struct AppReceiptParser {
             throw ReceiptError.make(.limitExceeded, nil, "payloads of 4 GiB or more are not supported")
         }
         // Records the fast path reads keep their unknown attributes as a view of the payload, in
-        // this storage; the rest (records of the general path, the receipt's own) are listed and
-        // get a storage with the list once the parse is done.
+        // this storage; the rest (records of the general path, the receipt's own) as ranges of the
+        // list it adopts once the parse is done.
         let shared = ReceiptStorage(payload: payload, unknown: [])
-        var fields = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt.Fields in
+        self.shared = shared
+        let fields = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt.Fields in
             let context = Context(
                 raw: UnsafeRawBufferPointer(typed), typed: typed, base: payload.startIndex, limits: limits,
                 segmented: segmentedPayload)
             return try parseReceipt(context, shared: shared)
         }
-        if !unknown.isEmpty {
-            let storage = ReceiptStorage(payload: payload, unknown: unknown)
-            if fields.unknown.isPending { fields.unknown.storage = storage }
-            for index in fields.inAppPurchases.indices where fields.inAppPurchases[index].unknown.isPending {
-                fields.inAppPurchases[index].unknown.storage = storage
-            }
-        }
-        fields.payload = payload
-        return fields
+        if !unknown.isEmpty { shared.adopt(unknown) }
+        var result = fields
+        result.payload = payload
+        return result
     }
 
     /// A string attribute, reusing an earlier String with the same bytes when there is one.
@@ -307,7 +305,6 @@ struct AppReceiptParser {
         // In-app records append their unknown attributes to `unknown` while this loop runs, so the
         // receipt's own unknown attributes are collected apart and appended at the end.
         var topLevelUnknown: [ReceiptStorage.RawAttribute] = []
-        topLevelUnknown.reserveCapacity(16)
         // Count the in-app records first (a cheap walk over the top-level framing) so the array
         // is allocated once at its final size: no regrowth, no transient double copy.
         var records = 0
@@ -361,13 +358,15 @@ struct AppReceiptParser {
             case 19: receipt.originalAppVersion = try c.string(a)
             case 21: receipt.expirationDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 21)
             case 25: receipt.undocumentedInteger25 = try c.integer(a)
-            default: topLevelUnknown.append(try c.raw(a))
+            default:
+                if topLevelUnknown.isEmpty { topLevelUnknown.reserveCapacity(8) }
+                topLevelUnknown.append(try c.raw(a))
             }
         }
         if !topLevelUnknown.isEmpty {
             let start = unknown.count
             unknown.append(contentsOf: topLevelUnknown)
-            receipt.unknown = .pending(start..<unknown.count)
+            receipt.unknown = .list(shared, start..<unknown.count)
         }
         receipt.inAppPurchases = purchases
         return receipt
@@ -420,7 +419,7 @@ struct AppReceiptParser {
             }
         }
         if unknown.count > unknownStart {
-            purchase.unknown = .pending(unknownStart..<unknown.count)
+            purchase.unknown = .list(shared, unknownStart..<unknown.count)
             purchase.unknownCountHint = .max
         }
         return purchase

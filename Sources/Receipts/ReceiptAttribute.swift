@@ -31,8 +31,12 @@ public struct ReceiptAttribute: Sendable, Hashable {
 }
 
 /// Storage shared by the records of one parsed receipt: the payload bytes and the raw
-/// attributes nobody has asked for yet. Immutable once built.
-final class ReceiptStorage: Sendable {
+/// attributes nobody has asked for yet.
+///
+/// `@unchecked Sendable` because of one write: the parser that creates the storage hands it the
+/// list of raw attributes (``adopt(_:)``) when it finishes, before any receipt holding the storage
+/// is returned; after that nothing changes, so every thread reads the same immutable value.
+final class ReceiptStorage: @unchecked Sendable {
     /// One kept attribute, 16 bytes: its type, version and value position in `payload` (relative to
     /// the payload's first byte, not slice indices).
     struct RawAttribute: Sendable {
@@ -43,12 +47,15 @@ final class ReceiptStorage: Sendable {
     }
 
     let payload: ArraySlice<UInt8>
-    let unknown: [RawAttribute]
+    private(set) var unknown: [RawAttribute]
 
     init(payload: ArraySlice<UInt8>, unknown: [RawAttribute]) {
         self.payload = payload
         self.unknown = unknown
     }
+
+    /// The parser's list of raw attributes, set once before the storage is shared.
+    func adopt(_ list: [RawAttribute]) { unknown = list }
 
     /// Storage for attributes given in code (their values concatenated into a fresh payload).
     convenience init(attributes: [ReceiptAttribute]) {
@@ -100,8 +107,7 @@ final class ReceiptStorage: Sendable {
 
 /// The unknown attributes of a record, 16 bytes, no copy: either a range of the raw attributes a
 /// shared ``ReceiptStorage`` lists, or (for in-app records the fast path read) the byte range of
-/// the record in the storage's payload, walked again when asked for. While a receipt is being
-/// parsed a list's storage is not built yet (`storage == nil`, `count > 0`).
+/// the record in the storage's payload, walked again when asked for.
 struct UnknownAttributes: Sendable {
     var storage: ReceiptStorage?
     /// A list: the first raw attribute. A record: the offset of its SET content in the payload.
@@ -112,8 +118,10 @@ struct UnknownAttributes: Sendable {
     static let none = UnknownAttributes()
     static let recordFlag: UInt32 = 1 << 31
 
-    static func pending(_ range: Range<Int>) -> UnknownAttributes {
-        UnknownAttributes(storage: nil, start: UInt32(truncatingIfNeeded: range.lowerBound), count: UInt32(truncatingIfNeeded: range.count))
+    /// A range of the raw attributes `storage` lists (or will list once its parser finishes).
+    static func list(_ storage: ReceiptStorage?, _ range: Range<Int>) -> UnknownAttributes {
+        UnknownAttributes(
+            storage: storage, start: UInt32(truncatingIfNeeded: range.lowerBound), count: UInt32(truncatingIfNeeded: range.count))
     }
 
     static func explicit(_ attributes: [ReceiptAttribute]) -> UnknownAttributes {
@@ -129,7 +137,6 @@ struct UnknownAttributes: Sendable {
             count: recordFlag | UInt32(truncatingIfNeeded: record.upperBound))
     }
 
-    var isPending: Bool { storage == nil && count > 0 }
     var isEmpty: Bool { count == 0 }
     var isRecord: Bool { count & UnknownAttributes.recordFlag != 0 }
     var recordRange: Range<Int> { Int(start)..<Int(count & ~UnknownAttributes.recordFlag) }
