@@ -361,7 +361,9 @@ public struct AppReceiptFormat: SignedFormat {
     /// reports what is wrong).
     static func objectIdentifier(_ element: ArraySlice<UInt8>) throws(ASN1Error) -> ASN1ObjectIdentifier {
         let short = element.withUnsafeBytes { raw -> Range<Int>? in
-            guard let content = DERFraming.content(raw, tag: 0x06, at: 0, end: raw.count), content.upperBound == raw.count else { return nil }
+            guard let content = DERFraming.content(raw, tag: 0x06, at: 0, end: raw.count), content.upperBound == raw.count else {
+                return nil
+            }
             return content
         }
         if let content = short {
@@ -378,7 +380,9 @@ public struct AppReceiptFormat: SignedFormat {
     /// `SignerInfo.messageDigest` reads it), or nil.
     static func octets(_ element: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         let short = element.withUnsafeBytes { raw -> Range<Int>? in
-            guard let content = DERFraming.content(raw, tag: 0x04, at: 0, end: raw.count), content.upperBound == raw.count else { return nil }
+            guard let content = DERFraming.content(raw, tag: 0x04, at: 0, end: raw.count), content.upperBound == raw.count else {
+                return nil
+            }
             return content
         }
         if let content = short { return element[(element.startIndex + content.lowerBound)..<(element.startIndex + content.upperBound)] }

@@ -119,7 +119,8 @@ extension AppReceiptParser {
                 if let number = AppReceiptParser.decimalIdentifier(b, content) {
                     purchase.transactionNumber = number
                 } else {
-                    RareAccumulator.of(&rare).fields.transactionText = String(decoding: UnsafeRawBufferPointer(rebasing: b[content]), as: UTF8.self)
+                    RareAccumulator.of(&rare).fields.transactionText = String(
+                        decoding: UnsafeRawBufferPointer(rebasing: b[content]), as: UTF8.self)
                     present |= InAppPurchase.Present.transactionIDText.rawValue
                 }
                 present |= InAppPurchase.Present.transactionID.rawValue

@@ -99,7 +99,8 @@ final class ReceiptStorage: @unchecked Sendable {
         var list: [ReceiptAttribute] = []
         let base = payload.startIndex
         forEachUnknown(inRecord: record) { type, version, value in
-            list.append(ReceiptAttribute(type: type, version: version, value: payload[(base + value.lowerBound)..<(base + value.upperBound)]))
+            list.append(
+                ReceiptAttribute(type: type, version: version, value: payload[(base + value.lowerBound)..<(base + value.upperBound)]))
         }
         return list
     }
@@ -173,7 +174,7 @@ struct UnknownAttributes: Sendable {
 
     /// Calls `body` with each attribute's type, version and value bytes, in order, without
     /// building ``ReceiptAttribute`` values.
-    func forEach(_ body: (Int, Int, ArraySlice<UInt8>) -> Void) {
+    func visit(_ body: (Int, Int, ArraySlice<UInt8>) -> Void) {
         guard let storage, count > 0 else { return }
         let payload = storage.payload
         let base = payload.startIndex

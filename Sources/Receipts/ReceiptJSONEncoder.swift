@@ -261,7 +261,8 @@ struct ReceiptJSONEncoder: ~Copyable {
         while v >= 100 {
             let next = v / 100
             at &-= 2
-            UnsafeMutableRawPointer(buffer + at).storeBytes(of: Self.pair(Int(truncatingIfNeeded: v &- next &* 100)).littleEndian, as: UInt16.self)
+            UnsafeMutableRawPointer(buffer + at).storeBytes(
+                of: Self.pair(Int(truncatingIfNeeded: v &- next &* 100)).littleEndian, as: UInt16.self)
             v = next
         }
         if v >= 10 {
@@ -531,7 +532,7 @@ struct ReceiptJSONEncoder: ~Copyable {
     private mutating func unknownAttributes(_ unknown: UnknownAttributes) {
         guard !unknown.isEmpty else { return }
         beginArray("\"unknown_attributes\":")
-        unknown.forEach { type, version, value in
+        unknown.visit { type, version, value in
             beginObject()
             key("\"type\":")
             decimal(Int64(type))

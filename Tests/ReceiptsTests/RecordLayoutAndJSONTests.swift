@@ -32,7 +32,8 @@ import Testing
         #expect(purchase.originalTransactionIdentifier == text)
         #expect(purchase.hasTransactionIdentifier(text))
         #expect(!purchase.hasTransactionIdentifier(text + "0"))
-        let canonical = text.utf8.count >= 1 && text.utf8.count <= 19 && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        let canonical =
+            text.utf8.count >= 1 && text.utf8.count <= 19 && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
             && (text.utf8.count == 1 || text.utf8.first != 0x30)
         #expect(InAppPurchase.numericIdentifier(text) == (canonical ? UInt64(text) : nil))
         #expect(purchase.present.contains(.transactionIDText) == !canonical)
@@ -210,7 +211,9 @@ import Testing
         receipt.expirationDate = Date(timeIntervalSince1970: 253_402_300_799.999)
         receipt.emptyDateAttributeTypes = [8, 63, 0]
         receipt.attributeVersions = [4: 2, 17: 3, 1000: -1]
-        receipt.unknownAttributes = (0..<7).map { ReceiptAttribute(type: 100 + $0, version: $0 - 3, value: Array(repeating: 0xFB, count: $0)[...]) }
+        receipt.unknownAttributes = (0..<7).map {
+            ReceiptAttribute(type: 100 + $0, version: $0 - 3, value: Array(repeating: 0xFB, count: $0)[...])
+        }
         var instants: [Int64] = [0, -1, -999, 1, 999, -86_400_001, 1_700_000_000_123, 253_402_300_799_999, -62_167_219_200_000]
         for year in [1966, 1967, 1973, 1974, 1975, 1976, 1986, 1987, 2006, 2007, 2024, 2037] {
             for month in [1, 2, 3, 4, 10, 11] {
