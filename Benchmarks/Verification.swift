@@ -62,20 +62,6 @@ struct VerificationBench {
         report.ratio("verify-cold vs verify-warm\(suffix)", "verify-cold\(suffix)", "verify-warm\(suffix)")
     }
 
-    /// Warm verify + parse and the RSA floor only (for `--targets`).
-    func measureWarm(with harness: Harness, into report: inout Report, suffix: String) throws {
-        let at = ValidationTime.fixed(time)
-        let expected = purchases
-        let warm = AppReceiptVerifier(anchors: [anchor], policy: .appStore, cache: ChainCache())
-        report.results.append(
-            try harness.measure(
-                Measurement(name: "verify-warm\(suffix)", bytes: bytes.count, expected: expected) {
-                    let verdict = warm.verify(bytes, at: at)
-                    return verdict.isValid ? (verdict.receipt?.inAppPurchases.count ?? -2) : -1
-                }))
-        try measureFloor(with: harness, into: &report, suffix: suffix)
-    }
-
     /// The floor: the leaf's RSA signature over the payload, digest included, key already parsed.
     func measureFloor(with harness: Harness, into report: inout Report, suffix: String) throws {
         let floor = try RSAFloor(bytes)
