@@ -63,6 +63,9 @@ public struct AppReceipt: Sendable {
     /// A receipt with these fields.
     init(fields: consuming Fields) { box = Box(fields) }
 
+    /// A receipt holding `box`.
+    init(box: Box) { self.box = box }
+
     /// 0 (undocumented): `Production`, `ProductionSandbox`, `ProductionVPP`, `ProductionVPPSandbox`, `Xcode`.
     public var receiptType: String? {
         get { box.fields.receiptType }
@@ -215,15 +218,13 @@ public struct AppReceipt: Sendable {
     /// Parses the payload of an already-read envelope.
     public init(envelope: ReceiptEnvelope, limits: ReceiptLimits = .default) throws(ReceiptError) {
         var parser = AppReceiptParser(limits: limits, segmentedPayload: envelope.payloadOffset == nil)
-        var fields = try parser.parse(envelope.payload)
-        fields.envelope = envelope
-        self.init(fields: fields)
+        self = try parser.parse(envelope.payload, envelope: envelope)
     }
 
     /// Parses a bare payload: the DER SET of receipt attributes.
     public init(payload: ArraySlice<UInt8>, limits: ReceiptLimits = .default) throws(ReceiptError) {
         var parser = AppReceiptParser(limits: limits, segmentedPayload: false)
-        self.init(fields: try parser.parse(payload))
+        self = try parser.parse(payload)
     }
 
     /// Parses a payload with the general path only (no fast path for in-app records), so tests and
@@ -231,7 +232,7 @@ public struct AppReceipt: Sendable {
     @_spi(Testing)
     public init(payloadWithoutFastPath payload: ArraySlice<UInt8>, limits: ReceiptLimits = .default) throws(ReceiptError) {
         var parser = AppReceiptParser(limits: limits, segmentedPayload: false, fastPath: false)
-        self.init(fields: try parser.parse(payload))
+        self = try parser.parse(payload)
     }
 
     /// Which App Store environment the receipt type names.

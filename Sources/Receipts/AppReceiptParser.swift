@@ -149,7 +149,7 @@ struct AppReceiptParser {
         }
     }
 
-    mutating func parse(_ payload: ArraySlice<UInt8>) throws(ReceiptError) -> AppReceipt.Fields {
+    mutating func parse(_ payload: ArraySlice<UInt8>, envelope: ReceiptEnvelope? = nil) throws(ReceiptError) -> AppReceipt {
         guard payload.count < Int(UInt32.max) else {
             throw ReceiptError.make(.limitExceeded, nil, "payloads of 4 GiB or more are not supported")
         }
@@ -158,16 +158,16 @@ struct AppReceiptParser {
         // list it adopts once the parse is done.
         let shared = ReceiptStorage(payload: payload, unknown: [])
         self.shared = shared
-        let fields = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt.Fields in
+        // The fields are put in the receipt's box where they were filled in, so the struct of
+        // every field is not copied on its way out (a copy retains each string and array).
+        let box = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt.Box in
             let context = Context(
                 raw: UnsafeRawBufferPointer(typed), typed: typed, base: payload.startIndex, limits: limits,
                 segmented: segmentedPayload)
-            return try parseReceipt(context, shared: shared)
+            return try parseReceipt(context, shared: shared, payload: payload, envelope: envelope)
         }
         if !unknown.isEmpty { shared.adopt(unknown) }
-        var result = fields
-        result.payload = payload
-        return result
+        return AppReceipt(box: box)
     }
 
     /// A string attribute, reusing an earlier String with the same bytes when there is one.
@@ -298,7 +298,9 @@ struct AppReceiptParser {
     ]
     .reduce(0) { $0 | 1 << UInt32($1 - 1701) }
 
-    mutating func parseReceipt(_ c: Context, shared: ReceiptStorage) throws(ReceiptError) -> AppReceipt.Fields {
+    mutating func parseReceipt(
+        _ c: Context, shared: ReceiptStorage, payload: ArraySlice<UInt8>, envelope: ReceiptEnvelope?
+    ) throws(ReceiptError) -> AppReceipt.Box {
         var set = try openSet(c, start: 0, end: c.raw.count, depth: 0)
         var receipt = AppReceipt.Fields()
         var seen: UInt64 = 0
@@ -369,7 +371,9 @@ struct AppReceiptParser {
             receipt.unknown = .list(shared, start..<unknown.count)
         }
         receipt.inAppPurchases = purchases
-        return receipt
+        receipt.payload = payload
+        receipt.envelope = envelope
+        return AppReceipt.Box(receipt)
     }
 
     mutating func parsePurchase(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> InAppPurchase {

@@ -9,7 +9,7 @@ import Testing
 @Suite struct FastPathTests {
     static func parse(_ payload: ArraySlice<UInt8>, fast: Bool, limits: ReceiptLimits = .default) throws -> AppReceipt {
         var parser = AppReceiptParser(limits: limits, segmentedPayload: false, fastPath: fast)
-        return AppReceipt(fields: try parser.parse(payload))
+        return try parser.parse(payload)
     }
 
     /// The outcome of a parse: the receipt, or the error's code.
