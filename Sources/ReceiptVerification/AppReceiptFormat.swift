@@ -119,10 +119,11 @@ public struct AppReceiptFormat: SignedFormat {
             return nil
         }
         let contentType = envelope.contentType
-        let isData = contentType == ReceiptOID.data
-        run.record(
-            .contentType, isData,
-            isData ? "id-data" : "the signed content type is \(contentType), not id-data (1.2.840.113549.1.7.1)")
+        if contentType == ReceiptOID.data {
+            run.record(.contentType, true, "id-data")  // a constant reason: no closure to allocate
+        } else {
+            run.record(.contentType, false, "the signed content type is \(contentType), not id-data (1.2.840.113549.1.7.1)")
+        }
 
         // Exactly one SignerInfo.
         let signerCount = envelope.signers.count
@@ -303,12 +304,16 @@ public struct AppReceiptFormat: SignedFormat {
         } else {
             verified = publicKey.verify(signature: signer.signature, over: payload, digest: digest)
         }
-        let over = signedBytes == nil ? "the \(payload.count)-byte payload" : "the signed attributes"
+        // Written when read: the payload's size, not a String made now.
+        let payloadSize = signedBytes == nil ? payload.count : nil
         run.record(
             .signature, verified,
-            verified
-                ? "\(digest) signature over \(over) verified with the signer's key"
-                : "the signature over \(over) does not verify with the signer's key (\(digest))")
+            {
+                let over = payloadSize.map { "the \($0)-byte payload" } ?? "the signed attributes"
+                return verified
+                    ? "\(digest) signature over \(over) verified with the signer's key"
+                    : "the signature over \(over) does not verify with the signer's key (\(digest))"
+            }())
         return verified ? algorithm : nil
     }
 
