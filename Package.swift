@@ -112,6 +112,9 @@ let package = Package(
         // PKCS7_sign) for the tests and Benchmarks to compare against. The only module besides
         // ReceiptCrypto that imports COpenSSL; used only by tests and Benchmarks, linked by no product.
         .target(name: "CryptoBaselines", dependencies: ["COpenSSL", "ReceiptCrypto"], swiftSettings: swiftSettings),
+        // Not a product: C yardsticks for the Benchmarks (a zero-allocation TLV walker over a DER
+        // receipt), the least work a task needs, measured beside the Swift code on the same bytes.
+        .target(name: "CYardsticks"),
         // Not a product: what several test targets and Benchmarks share (TestReceipts/ paths and
         // lists, test PKIs made once per process, a notification log, raw HTTP helpers).
         .target(
@@ -153,8 +156,8 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "JWS", "JSON", "ASN1", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts",
-                "TestSupport",
+                "JWS", "JSON", "ASN1", "CYardsticks", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification",
+                "Receipts", "TestSupport",
             ],
             path: "Benchmarks",
             swiftSettings: swiftSettings

@@ -66,6 +66,59 @@ struct Harness {
     }
 }
 
+extension Harness {
+    /// Times two measurements interleaved: for each run, `a` for its share of the time, then `b`.
+    /// Load that comes and goes on a shared machine then falls on both alike, so the ratio of the
+    /// two figures of one run is steadier than the ratio of two separate medians. Returns both
+    /// results (medians of their runs) and the median of the per-run ratios `a ÷ b`.
+    func measurePair(_ a: Measurement, _ b: Measurement) throws -> (Result, Result, ratio: Double) {
+        let clock = ContinuousClock()
+        for m in [a, b] {
+            let checksum = try m.run()
+            if let expected = m.expected, checksum != expected {
+                throw BenchmarkError(description: "\(m.name): checksum \(checksum), expected \(expected) — refusing to time a wrong result")
+            }
+        }
+        let budget = Duration.nanoseconds(Int64(seconds * 1e9 / Double(runs) / 2))
+        func timed(_ m: Measurement) throws -> Double {
+            var operations = 0
+            var sink = 0
+            let start = clock.now
+            var elapsed = Duration.zero
+            repeat {
+                sink &+= try m.run()
+                operations += 1
+                elapsed = clock.now - start
+            } while elapsed < budget
+            blackHole(sink)
+            return (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(operations)
+        }
+        // Warm-up: one short round of each.
+        _ = try timed(a)
+        _ = try timed(b)
+        var figuresA: [Double] = []
+        var figuresB: [Double] = []
+        var ratios: [Double] = []
+        for _ in 0..<runs {
+            let x = try timed(a)
+            let y = try timed(b)
+            figuresA.append(x)
+            figuresB.append(y)
+            ratios.append(y > 0 ? x / y : 0)
+        }
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        func result(_ m: Measurement, _ figures: [Double]) -> Result {
+            let mid = median(figures)
+            let spread = mid > 0 ? ((figures.max() ?? 0) - (figures.min() ?? 0)) / mid * 100 : 0
+            return Result(name: m.name, bytes: m.bytes, nsPerOp: mid, runs: runs, spreadPercent: spread)
+        }
+        return (result(a, figuresA), result(b, figuresB), median(ratios))
+    }
+}
+
 @inline(never)
 func blackHole<T>(_ value: T) {
     withExtendedLifetime(value) {}

@@ -54,8 +54,9 @@ struct Report {
         }
         if !ratios.isEmpty {
             Swift.print("\nratios (how many times the first is slower than the second)")
+            let labelWidth = max(64, (ratios.map(\.0.count).max() ?? 0) + 2)
             for (label, value) in ratios {
-                Swift.print("  " + label.padding(toLength: 64, withPad: " ", startingAt: 0) + String(format: "%.2f×", value))
+                Swift.print("  " + label.padding(toLength: labelWidth, withPad: " ", startingAt: 0) + String(format: "%.2f×", value))
             }
         }
         for note in notes { Swift.print(note) }
@@ -72,6 +73,7 @@ struct Suite {
 
     func run() throws -> Report {
         if let path = options.file { return try runFile(path) }
+        if options.targets { return try runTargets() }
         var report = Report()
         if options.jws {
             try JWSDecodeBench.measure(with: harness, into: &report)
@@ -93,6 +95,8 @@ struct Suite {
             if layout == "der" && receipt.purchases == 1000 {
                 report.ratio("parse 1000/der vs RMStore's OpenSSL parse", "openssl-rmstore-parse/1000/der", "parse/1000/der")
                 report.ratio("parse 1000/der vs memcpy", "parse/1000/der", "memcpy/1000/der")
+                report.ratio("parse 1000/der vs the C TLV walker (target ≤ 1.0)", "parse/1000/der", "c-walk/1000/der")
+                report.ratio("JSON 1000/der vs its parse (target ≤ 3)", "json/1000/der", "parse/1000/der")
             }
         }
         for n in sizes where sizes.contains(10000) && n == 10000 {
@@ -167,6 +171,14 @@ struct Suite {
                     }
                     return copy.count
                 }))
+        // The parse yardstick: a zero-allocation C TLV walker over the same bytes (DER only).
+        if CYardstick.walk(bytes) == n {
+            report.results.append(
+                try harness.measure(
+                    Measurement(name: "c-walk/\(receipt.name)", bytes: bytes.count, expected: n) {
+                        CYardstick.walk(bytes)
+                    }))
+        }
     }
 
     /// The real SHA-256 App Store receipt with Apple Inc. Root, at its creation date.
@@ -267,6 +279,51 @@ struct Suite {
         if let r = report["parse/parallel batch of \(batch) (\(cores) cores)"] {
             report.notes.append(String(format: "parallel parse: %.0f receipts/s on %d cores", Double(batch) / r.nsPerOp * 1e9, cores))
         }
+    }
+
+    /// `--targets`: issue 16's four rows and their yardsticks, in one run: parse of the
+    /// 1,000-purchase DER receipt against the C TLV walker, its JSON against its parse, warm verify
+    /// of the 1-purchase receipt against the RSA floor, and peak memory of the 10,000-purchase parse.
+    func runTargets() throws -> Report {
+        var report = Report()
+        let pki = try TestPKI.generate()
+        let thousand = try pki.signer().sign(SyntheticReceipts.receipt(purchases: 1000), layout: .appStore)
+        let parsed = try AppReceipt(thousand)
+        let parse = Measurement(name: "parse/1000/der", bytes: thousand.count, expected: 1000) {
+            try AppReceipt(thousand).inAppPurchases.count
+        }
+        let walk = Measurement(name: "c-walk/1000/der", bytes: thousand.count, expected: 1000) { CYardstick.walk(thousand) }
+        let jsonLength = parsed.jsonText(indent: 0).utf8.count
+        let json = Measurement(name: "json/1000/der", bytes: jsonLength, expected: jsonLength) {
+            parsed.jsonText(indent: 0).utf8.count
+        }
+        let one = try pki.signer().sign(SyntheticReceipts.receipt(purchases: 1), layout: .appStore)
+        let warm = AppReceiptVerifier(anchors: [pki.root], policy: .appStore, cache: ChainCache())
+        let at = ValidationTime.fixed(Date(timeIntervalSince1970: 1_700_000_000))
+        let verify = Measurement(name: "verify-warm/1/der", bytes: one.count, expected: 1) {
+            let verdict = warm.verify(one, at: at)
+            return verdict.isValid ? (verdict.receipt?.inAppPurchases.count ?? -2) : -1
+        }
+        let floor = try RSAFloor(one)
+        let rsa = Measurement(name: "rsa-verify-floor/1/der", bytes: one.count, expected: 1) { floor.verify() ? 1 : 0 }
+        // Each row against its yardstick, interleaved run by run (see `Harness.measurePair`).
+        for (row, label) in [
+            ((parse, walk), "parse 1000/der vs the C TLV walker (target ≤ 1.0)"),
+            ((json, parse), "JSON 1000/der vs its parse (target ≤ 3)"),
+            ((verify, rsa), "verify-warm vs rsa-verify-floor/1/der (target ≤ 1.25)"),
+        ] {
+            let (a, b, ratio) = try harness.measurePair(row.0, row.1)
+            report.results.append(a)
+            report.results.append(
+                Result(
+                    name: b.name + (b.name == "parse/1000/der" ? " (again, with JSON)" : ""), bytes: b.bytes,
+                    nsPerOp: b.nsPerOp, runs: b.runs, spreadPercent: b.spreadPercent))
+            report.ratios.append((label, ratio))
+        }
+        report.notes.append("each ratio: the median over the runs of (first ÷ second), the two timed one after the other in each run")
+        let big = try pki.signer().sign(SyntheticReceipts.receipt(purchases: 10000), layout: .appStore)
+        report.notes.append(try MemoryProbe.measure(big))
+        return report
     }
 
     /// `--file PATH [--anchor CERT]`: the fixed measurement names outside scripts compare.

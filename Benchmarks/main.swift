@@ -20,11 +20,16 @@ struct Options {
     var seconds = 0.4
     var json = false
     var quick = false
+    var targets = false
     var jws = false
     var file: String?
     var anchor: String?
     var memoryProbe: String?
     var repeatParse: (String, Int)?
+    var repeatJSON: (String, Int)?
+    var repeatWalk: (String, Int)?
+    var repeatFloor: (String, Int)?
+    var writeCorpus: String?
     var repeatJWS: (String, Int, Bool)?
     var repeatVerify: (String, String, Int)?
     var repeatJWSVerify: (String, Int)?
@@ -47,6 +52,7 @@ struct Options {
                 seconds = s
             case "--json": json = true
             case "--quick": quick = true
+            case "--targets": targets = true
             case "--jws": jws = true
             case "--file": file = try value()
             case "--anchor": anchor = try value()
@@ -81,6 +87,23 @@ struct Options {
                 let path = try value()
                 guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-parse FILE N") }
                 repeatParse = (path, n)
+            case "--repeat-json":
+                // For instruction counting: parse FILE once, then write its verifyReceipt JSON N times.
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-json FILE N") }
+                repeatJSON = (path, n)
+            case "--repeat-walk":
+                // For instruction counting: the C TLV walker over FILE, N times.
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-walk FILE N") }
+                repeatWalk = (path, n)
+            case "--repeat-floor":
+                // For instruction counting: the RSA floor of FILE (its signer's key parsed once), N times.
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-floor FILE N") }
+                repeatFloor = (path, n)
+            case "--write-corpus":
+                writeCorpus = try value()
             case "-h", "--help":
                 print(
                     """
@@ -91,10 +114,23 @@ struct Options {
                     -t SECONDS    time per measurement, split over the runs (default 0.4)
                     --json        one JSON line per measurement instead of the table
                     --quick       only the 1,000-purchase receipt and the real receipts' totals
+                    --targets     issue 16's four rows with their yardsticks: parse vs the C TLV walker,
+                                  JSON vs parse, warm verify vs the RSA floor, peak memory of 10,000
                     --jws         only the JWS measurements (jws-decode, es256-verify, jws-verify-warm)
                     --file PATH   benchmark one receipt (--anchor adds verification against CERT),
                                   or one JWS or notification body: jws-verify-warm and es256-verify
                                   against the bundled Apple roots (or --anchor CERT)
+
+                    For callgrind (each exits after the loop and prints a checksum):
+                    --repeat-parse FILE N          parse FILE N times
+                    --repeat-json FILE N           parse FILE once, write its JSON (compact) N times
+                    --repeat-walk FILE N           the C TLV walker over FILE N times
+                    --repeat-verify FILE ANCHOR N  warm-verify FILE against ANCHOR N times
+                    --repeat-floor FILE N          one RSA verify with its digest of FILE's payload, N times
+                    --repeat-jws FILE N            split and decode the JWS in FILE N times
+                    --repeat-jws-verify FILE N     warm-verify the JWS in FILE N times
+                    --repeat-es256 FILE N          one bare ES256 verify of the JWS in FILE, N times
+                    --write-corpus DIR             write 1.der, 1000.der, 10000.der and root.der to DIR
                     """)
                 exit(0)
             default:
@@ -119,6 +155,42 @@ if let (path, count) = options.repeatParse {
     for _ in 0..<count { total &+= (try? AppReceipt(bytes).inAppPurchases.count) ?? -1 }
     print(total)
     exit(0)
+}
+
+if let (path, count) = options.repeatJSON {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    guard let receipt = try? AppReceipt(bytes) else { exit(1) }
+    var total = 0
+    for _ in 0..<count { total &+= receipt.jsonText(indent: 0).utf8.count }
+    print(total)
+    exit(0)
+}
+
+if let (path, count) = options.repeatWalk {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    var total = 0
+    for _ in 0..<count { total &+= CYardstick.walk(bytes) }
+    print(total)
+    exit(0)
+}
+
+if let (path, count) = options.repeatFloor {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    guard let floor = try? RSAFloor(bytes) else { exit(1) }
+    var total = 0
+    for _ in 0..<count where floor.verify() { total += 1 }
+    print(total)
+    exit(0)
+}
+
+if let directory = options.writeCorpus {
+    do {
+        try Corpus.write(to: directory)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 if let (path, count, cached) = options.repeatJWS {

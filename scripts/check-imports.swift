@@ -7,7 +7,7 @@
 // - a declared library target that no source of the target imports (a false edge in the graph);
 //   executables are exempt, since tests depend on them to have them built, not to import them;
 // - COpenSSL imported anywhere but ReceiptCrypto and CryptoBaselines;
-// - a product whose targets reach CryptoBaselines or TestSupport.
+// - a product whose targets reach CryptoBaselines, CYardsticks or TestSupport.
 // - a README.md whose Layout section misses a target's directory, or whose import graph (the
 //   block after "What each module imports") differs from what the sources import.
 // With `--graph` it prints each target's package dependencies instead, one line per target; with
@@ -77,11 +77,19 @@ func swiftFiles(under directory: String) -> [String] {
     return enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.map { directory + "/" + $0 }.sorted()
 }
 
+/// Whether the directory holds C sources (a C target has no Swift sources to check).
+func isCTarget(_ directory: String) -> Bool {
+    guard let enumerator = FileManager.default.enumerator(atPath: directory) else { return false }
+    return enumerator.contains { ($0 as? String)?.hasSuffix(".c") == true }
+}
+
 var problems: [String] = []
 var importsByTarget: [String: Set<String>] = [:]
 for target in targets.values.sorted(by: { $0.name < $1.name }) where target.type != "system" {
     var imported: Set<String> = []
     let files = swiftFiles(under: target.directory)
+    // A C target (CYardsticks) imports nothing of the package.
+    if files.isEmpty && isCTarget(target.directory) { continue }
     if files.isEmpty { problems.append("\(target.name): no Swift sources under \(target.directory)") }
     for file in files {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
@@ -118,7 +126,7 @@ func closure(of name: String) -> Set<String> {
 for product in productList {
     guard let name = product["name"] as? String, let productTargets = product["targets"] as? [String] else { continue }
     let linked = productTargets.reduce(into: Set<String>()) { $0.formUnion(closure(of: $1)) }
-    for forbidden in ["CryptoBaselines", "TestSupport"] where linked.contains(forbidden) {
+    for forbidden in ["CryptoBaselines", "CYardsticks", "TestSupport"] where linked.contains(forbidden) {
         problems.append("product \(name) links \(forbidden), which is for tests and Benchmarks only")
     }
 }
@@ -146,7 +154,7 @@ func readmeGraph() -> [String] {
         lines.append(current)
         return lines
     }
-    let support: Set<String> = ["CryptoBaselines", "TestSupport", "FuzzTargets", "Fuzz", "Benchmarks"]
+    let support: Set<String> = ["CryptoBaselines", "CYardsticks", "TestSupport", "FuzzTargets", "Fuzz", "Benchmarks"]
     var lines: [String] = []
     for target in graphTargets where !support.contains(target.name) { lines += line(target) }
     lines.append("")

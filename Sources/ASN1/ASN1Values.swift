@@ -117,14 +117,15 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         components.map(String.init).joined(separator: ".")
     }
 
-    /// Identifiers are equal when their content octets are.
+    /// Identifiers are equal when their content octets are (compared with `memcmp`:
+    /// verification compares a receipt's identifiers with known ones several times per input).
     public static func == (lhs: ASN1ObjectIdentifier, rhs: ASN1ObjectIdentifier) -> Bool {
-        lhs.encodedContent.elementsEqual(rhs.encodedContent)
+        bytesEqual(lhs.encodedContent, rhs.encodedContent)
     }
 
-    /// Hashes the content octets.
+    /// Hashes the content octets, all at once.
     public func hash(into hasher: inout Hasher) {
-        for byte in encodedContent { hasher.combine(byte) }
+        encodedContent.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 

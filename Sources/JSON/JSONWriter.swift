@@ -4,8 +4,11 @@ public struct JSONWriter: Sendable {
     public package(set) var output: [UInt8] = []
     /// Indentation width; 0 writes compact JSON on one line.
     public let indent: Int
-    var level = 0
-    var needsComma = false
+    /// How many objects and arrays are open (for writers in other modules of the package that
+    /// write bytes themselves and hand the state back).
+    package var level = 0
+    /// Whether the next value needs a comma before it.
+    package var needsComma = false
 
     /// A writer; `indent` 0 means compact.
     public init(indent: Int = 2) {

@@ -1,4 +1,4 @@
-import ASN1
+@_spi(RawParsing) import ASN1
 public import Foundation
 import Internals
 public import ReceiptCrypto
@@ -119,10 +119,11 @@ public struct AppReceiptFormat: SignedFormat {
             return nil
         }
         let contentType = envelope.contentType
-        let isData = contentType == ReceiptOID.data
-        run.record(
-            .contentType, isData,
-            isData ? "id-data" : "the signed content type is \(contentType), not id-data (1.2.840.113549.1.7.1)")
+        if contentType == ReceiptOID.data {
+            run.record(.contentType, true, "id-data")  // a constant reason: no closure to allocate
+        } else {
+            run.record(.contentType, false, "the signed content type is \(contentType), not id-data (1.2.840.113549.1.7.1)")
+        }
 
         // Exactly one SignerInfo.
         let signerCount = envelope.signers.count
@@ -134,12 +135,12 @@ public struct AppReceiptFormat: SignedFormat {
 
         // The digest algorithm.
         let (digest, digestReason) = checkDigest(signer, envelope)
-        run.record(.digestAlgorithm, digest != nil, digestReason)
+        run.record(.digestAlgorithm, digest != nil, written: digestReason)
 
         // The signer certificate: found by the identifier in Swift, parsed by OpenSSL (or cached).
         let located = locateSigner(signer, in: envelope.certificates)
         guard let signerIndex = located.index, envelope.certificates.indices.contains(signerIndex) else {
-            run.record(.signerCertificate, false, located.reason)
+            run.record(.signerCertificate, false, written: located.reason)
             return nil
         }
         let parsed: SignerCertificate
@@ -288,7 +289,7 @@ public struct AppReceiptFormat: SignedFormat {
         var signedBytes: [UInt8]?
         if let attributes = signer.signedAttributesEncoded {
             let result = checkSignedAttributes(signer, digest: digest, payload: payload, contentType: contentType)
-            run.record(.signedAttributes, result.passed, result.reason)
+            run.record(.signedAttributes, result.passed, written: result.reason)
             guard result.passed, let first = attributes.first, first == 0xA0 else { return nil }
             var retagged = Array(attributes)
             retagged[0] = 0x31  // [0] IMPLICIT → SET OF, as RFC 5652 §5.4 specifies for the signature input
@@ -303,35 +304,49 @@ public struct AppReceiptFormat: SignedFormat {
         } else {
             verified = publicKey.verify(signature: signer.signature, over: payload, digest: digest)
         }
-        let over = signedBytes == nil ? "the \(payload.count)-byte payload" : "the signed attributes"
+        // Written when read: the payload's size, not a String made now.
+        let payloadSize = signedBytes == nil ? payload.count : nil
         run.record(
             .signature, verified,
-            verified
-                ? "\(digest) signature over \(over) verified with the signer's key"
-                : "the signature over \(over) does not verify with the signer's key (\(digest))")
+            {
+                let over = payloadSize.map { "the \($0)-byte payload" } ?? "the signed attributes"
+                return verified
+                    ? "\(digest) signature over \(over) verified with the signer's key"
+                    : "the signature over \(over) does not verify with the signer's key (\(digest))"
+            }())
         return verified ? algorithm : nil
     }
 
     private func checkSignedAttributes(
         _ signer: SignerInfo, digest: DigestAlgorithm, payload: ArraySlice<UInt8>, contentType: ASN1ObjectIdentifier
     ) -> (passed: Bool, reason: String) {
-        let contentTypes = signer.signedAttributes.filter { $0.type == ReceiptOID.contentTypeAttribute }
-        guard contentTypes.count == 1, let typeValue = contentTypes.first?.values.first, contentTypes.first?.values.count == 1
-        else {
+        // One pass over the attributes (no filtered copies): the contentType and messageDigest
+        // attributes, counted.
+        var contentTypes = 0
+        var digests = 0
+        var typeValues: [ArraySlice<UInt8>] = []
+        var digestValues: [ArraySlice<UInt8>] = []
+        for attribute in signer.signedAttributes {
+            if attribute.type == ReceiptOID.contentTypeAttribute {
+                contentTypes += 1
+                typeValues = attribute.values
+            } else if attribute.type == ReceiptOID.messageDigestAttribute {
+                digests += 1
+                digestValues = attribute.values
+            }
+        }
+        guard contentTypes == 1, typeValues.count == 1, let typeValue = typeValues.first else {
             return (false, "the signed attributes must hold exactly one contentType attribute with one value")
         }
         do throws(ASN1Error) {
-            var reader = try ASN1Reader(typeValue, rules: .der)
-            let oid = try reader.readObjectIdentifier()
-            try reader.finish()
+            let oid = try AppReceiptFormat.objectIdentifier(typeValue)
             guard oid == contentType else {
                 return (false, "the contentType attribute says \(oid), the content is \(contentType)")
             }
         } catch {
             return (false, "the contentType attribute is malformed: \(error.reason)")
         }
-        let digests = signer.signedAttributes.filter { $0.type == ReceiptOID.messageDigestAttribute }
-        guard digests.count == 1, let messageDigest = signer.messageDigest else {
+        guard digests == 1, digestValues.count == 1, let messageDigest = digestValues.first.flatMap(AppReceiptFormat.octets) else {
             return (false, "the signed attributes must hold exactly one well-formed messageDigest attribute")
         }
         let computed: [UInt8]
@@ -340,10 +355,46 @@ public struct AppReceiptFormat: SignedFormat {
         } catch {
             return (false, "cannot compute the \(digest) of the payload: \(error.reason)")
         }
-        guard messageDigest.elementsEqual(computed) else {
+        guard bytesEqual(messageDigest, computed[...]) else {
             return (false, "messageDigest \(Hex.encode(messageDigest)) differs from the payload's \(digest) \(Hex.encode(computed))")
         }
         return (true, "contentType id-data and messageDigest = \(digest)(payload)")
+    }
+
+    /// The OBJECT IDENTIFIER a signed attribute value holds (the whole DER element, nothing after
+    /// it): a short-form element read in place, anything else by the general reader (which
+    /// reports what is wrong).
+    static func objectIdentifier(_ element: ArraySlice<UInt8>) throws(ASN1Error) -> ASN1ObjectIdentifier {
+        let short = element.withUnsafeBytes { raw -> Range<Int>? in
+            guard let content = DERFraming.content(raw, tag: 0x06, at: 0, end: raw.count), content.upperBound == raw.count else {
+                return nil
+            }
+            return content
+        }
+        if let content = short {
+            return try ASN1ObjectIdentifier(
+                validatingContent: element[(element.startIndex + content.lowerBound)..<(element.startIndex + content.upperBound)])
+        }
+        var reader = try ASN1Reader(element, rules: .der)
+        let oid = try reader.readObjectIdentifier()
+        try reader.finish()
+        return oid
+    }
+
+    /// The octets of a messageDigest value: a DER OCTET STRING and nothing after it (as
+    /// `SignerInfo.messageDigest` reads it), or nil.
+    static func octets(_ element: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        let short = element.withUnsafeBytes { raw -> Range<Int>? in
+            guard let content = DERFraming.content(raw, tag: 0x04, at: 0, end: raw.count), content.upperBound == raw.count else {
+                return nil
+            }
+            return content
+        }
+        if let content = short { return element[(element.startIndex + content.lowerBound)..<(element.startIndex + content.upperBound)] }
+        guard var reader = try? ASN1Reader(element, rules: .der), let digest = try? reader.readOctetString(), reader.isAtEnd else {
+            return nil
+        }
+        return digest
     }
 
     // MARK: - Expectations
@@ -353,6 +404,7 @@ public struct AppReceiptFormat: SignedFormat {
         -> [VerificationCheck.Name]
     {
         var unchecked: [VerificationCheck.Name] = []
+        unchecked.reserveCapacity(6)
         if let expected = expectations.bundleIdentifier {
             let actual = receipt.bundleIdentifier
             run.record(

@@ -1,4 +1,4 @@
-import ASN1
+@_spi(RawParsing) import ASN1
 import Internals
 import Receipts
 
@@ -58,6 +58,14 @@ struct CertificateIdentity: Sendable, Hashable {
         guard case .issuerAndSerialNumber(let issuer, let serialNumber) = identifier else {
             return try CertificateIdentity(certificate: der).matches(identifier)
         }
+        if let answer = quickMatch(der, issuer: issuer, serialNumber: serialNumber) { return answer }
+        return try generalMatch(der, issuer: issuer, serialNumber: serialNumber)
+    }
+
+    /// ``certificate(_:matches:)`` for issuer and serial number with the general reader.
+    static func generalMatch(_ der: ArraySlice<UInt8>, issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>) throws(ASN1Error)
+        -> Bool
+    {
         var top = try ASN1Reader(der, rules: .der)
         var certificate = try top.readSequence()
         try top.finish()
@@ -66,6 +74,35 @@ struct CertificateIdentity: Sendable, Hashable {
         guard bytesEqual(try tbs.readElement(.integer).integerBytes(), serialNumber) else { return false }
         try tbs.skipElement()  // signature algorithm
         return bytesEqual(try tbs.readElement(.sequence).encodedBytes, issuer)
+    }
+
+    /// ``certificate(_:matches:)`` for issuer and serial number when every element it reads is in
+    /// the short DER forms `DERFraming` reads (one-octet tags, lengths of at most two octets, a
+    /// minimal serial): the same reads in the same order, on the raw bytes; nil for anything else,
+    /// which the general reader then decides (and reports).
+    static func quickMatch(_ der: ArraySlice<UInt8>, issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>) -> Bool? {
+        der.withUnsafeBytes { b -> Bool? in
+            let end = b.count
+            guard let certificate = DERFraming.content(b, tag: 0x30, at: 0, end: end), certificate.upperBound == end,
+                let tbs = DERFraming.content(b, tag: 0x30, at: certificate.lowerBound, end: certificate.upperBound)
+            else { return nil }
+            var p = tbs.lowerBound
+            if p < tbs.upperBound && b[p] == 0xA0 {  // version
+                guard let version = DERFraming.content(b, tag: 0xA0, at: p, end: tbs.upperBound) else { return nil }
+                p = version.upperBound
+            }
+            guard let serial = DERFraming.content(b, tag: 0x02, at: p, end: tbs.upperBound), !serial.isEmpty,
+                serial.count < 2 || !DERFraming.isRedundantLeadingOctet(b[serial.lowerBound], before: b[serial.lowerBound &+ 1])
+            else { return nil }
+            guard bytesEqual(der[(der.startIndex + serial.lowerBound)..<(der.startIndex + serial.upperBound)], serialNumber) else {
+                return false
+            }
+            guard let algorithm = DERFraming.content(b, tag: 0x30, at: serial.upperBound, end: tbs.upperBound),
+                let name = DERFraming.content(b, tag: 0x30, at: algorithm.upperBound, end: tbs.upperBound)
+            else { return nil }
+            let nameStart = algorithm.upperBound
+            return bytesEqual(der[(der.startIndex + nameStart)..<(der.startIndex + name.upperBound)], issuer)
+        }
     }
 
     /// Whether `identifier` names this certificate. Issuer and serial are compared byte for byte

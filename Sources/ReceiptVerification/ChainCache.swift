@@ -104,11 +104,14 @@ public final class ChainCache: Sendable {
         /// The same key holding its own copy of the certificate bytes.
         func owned() -> Key { Key(certificate: Array(certificate)[...], anchors: anchors, mix: mix) }
 
-        /// Eight bytes at a time: multiply-xor mixing of each word, then a final avalanche.
+        /// Eight bytes at a time: multiply-xor mixing of each word, then a final avalanche. Only
+        /// the last 512 bytes (and the length) are mixed: a certificate ends with its signature,
+        /// which differs between any two certificates, and the mix only picks the bucket (equality
+        /// compares every byte).
         static func mix(_ bytes: ArraySlice<UInt8>) -> UInt64 {
             bytes.withUnsafeBytes { raw in
                 var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(raw.count)
-                var i = 0
+                var i = max(0, raw.count - 512)
                 while i + 8 <= raw.count {
                     h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x100_0000_01B3
                     h ^= h >> 29

@@ -76,35 +76,70 @@ public struct FormatParseFailure: Error, Sendable, CustomStringConvertible {
 }
 
 /// What a format's signature step hands the chain step.
+///
+/// Its fields are kept in one reference-counted box, so passing it along costs one retain.
 public struct SignedBy: Sendable {
+    final class Storage: Sendable {
+        let signer: SignerCertificate
+        let intermediates: [ArraySlice<UInt8>]
+        let policy: VerificationPolicy
+        let signature: SignatureSummary
+
+        init(signer: SignerCertificate, intermediates: [ArraySlice<UInt8>], policy: VerificationPolicy, signature: SignatureSummary) {
+            self.signer = signer
+            self.intermediates = intermediates
+            self.policy = policy
+            self.signature = signature
+        }
+    }
+
+    let storage: Storage
+
     /// The signer certificate (parsed once and cached by ``VerificationRun/signerCertificate(_:)``).
-    public let signer: SignerCertificate
+    public var signer: SignerCertificate { storage.signer }
     /// The certificates that may complete the chain between the signer and an anchor, untrusted
     /// (the other certificates a PKCS#7 envelope embeds, a JWS `x5c`'s intermediate, or a pinned
     /// intermediate the input does not carry). Never trusted by themselves: only anchors are.
-    public let intermediates: [ArraySlice<UInt8>]
+    public var intermediates: [ArraySlice<UInt8>] { storage.intermediates }
     /// The policy the validated chain must meet.
-    public let policy: VerificationPolicy
+    public var policy: VerificationPolicy { storage.policy }
     /// How the signature was made.
-    public let signature: SignatureSummary
+    public var signature: SignatureSummary { storage.signature }
 
     /// Creates the hand-over.
     public init(signer: SignerCertificate, intermediates: [ArraySlice<UInt8>], policy: VerificationPolicy, signature: SignatureSummary) {
-        self.signer = signer
-        self.intermediates = intermediates
-        self.policy = policy
-        self.signature = signature
+        storage = Storage(signer: signer, intermediates: intermediates, policy: policy, signature: signature)
     }
 }
 
 /// A signer certificate parsed by OpenSSL, with its key, as kept by the ``ChainCache``.
+///
+/// Its fields are kept in one reference-counted box, so a copy (out of the cache) costs one retain.
 public struct SignerCertificate: Sendable {
+    final class Storage: Sendable {
+        let certificate: Certificate
+        let publicKey: PublicKey?
+        let label: String
+
+        init(certificate: Certificate, publicKey: PublicKey?, label: String) {
+            self.certificate = certificate
+            self.publicKey = publicKey
+            self.label = label
+        }
+    }
+
+    let storage: Storage
+
+    init(certificate: Certificate, publicKey: PublicKey?, label: String) {
+        storage = Storage(certificate: certificate, publicKey: publicKey, label: label)
+    }
+
     /// The certificate.
-    public let certificate: Certificate
+    public var certificate: Certificate { storage.certificate }
     /// Its public key, nil when OpenSSL cannot decode it.
-    public let publicKey: PublicKey?
+    public var publicKey: PublicKey? { storage.publicKey }
     /// Subject and serial number, rendered once for messages.
-    public let label: String
+    public var label: String { storage.label }
     /// The exact DER bytes the certificate was parsed from.
     public var derEncoded: [UInt8] { certificate.derEncoded }
 }
@@ -131,6 +166,13 @@ public struct VerificationRun: Sendable {
     public mutating func record(
         _ name: VerificationCheck.Name, _ passed: Bool, _ reason: @autoclosure @escaping @Sendable () -> String
     ) -> Bool {
+        checks.append(VerificationCheck(name: name, passed: passed, reason: reason))
+        return passed
+    }
+
+    /// Records a check whose reason is already written (kept as it is, no closure). Returns `passed`.
+    @discardableResult
+    public mutating func record(_ name: VerificationCheck.Name, _ passed: Bool, written reason: String) -> Bool {
         checks.append(VerificationCheck(name: name, passed: passed, reason: reason))
         return passed
     }
@@ -221,8 +263,7 @@ struct ChainMachinery: Sendable {
 
     /// The configured anchor the chain ends at, byte for byte, if any.
     func anchorIndex(of last: Certificate) -> Int? {
-        let encoded = last.derEncoded
-        return anchors.certificates.firstIndex { bytesEqual($0.derEncoded[...], encoded[...]) }
+        anchors.certificates.firstIndex { bytesEqual($0.derEncoded[...], last.derEncoded[...]) }
     }
 
     static func describe(_ chain: [Certificate]) -> String {
@@ -362,7 +403,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         var pinnedAnchorIndex: Int?
         if let signed, let time = validationTime {
             let outcome = machinery.validateChain(signed, cached: run.signerEntry, at: time)
-            run.record(.chain, outcome.chain != nil, outcome.reason)
+            run.record(.chain, outcome.chain != nil, written: outcome.reason)
             if let chain = outcome.chain, let last = chain.last {
                 validatedChain = chain
                 // Byte for byte, never by name: a copy of a root the input carries is not what is trusted.
@@ -399,6 +440,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
                 ? .storeKitTesting : machinery.appleAnchorIndices.contains(index) ? .apple : .configuredAnchor
         }
         var required: [VerificationCheck.Name] = [.parse, .trustAnchors]
+        required.reserveCapacity(24)
         required += format.requiredChecks
         required += [.validationTime, .chain, .pinnedAnchor]
         if let signed { required += signed.policy.chainPolicies.map(\.name) }

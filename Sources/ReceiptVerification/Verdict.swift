@@ -47,9 +47,31 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
     public struct Name: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         /// The name as text, for example `signature`.
         public let rawValue: String
+        /// A number for each built-in name (0 for names made from text), so that comparing two
+        /// built-in names compares two bytes, not two strings: a verdict compares its checks with
+        /// its required names on every verification.
+        let id: UInt8
 
         /// Wraps a name.
-        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+            id = 0
+        }
+
+        /// A built-in name.
+        init(rawValue: String, id: UInt8) {
+            self.rawValue = rawValue
+            self.id = id
+        }
+
+        /// Names are equal when their text is.
+        public static func == (lhs: Name, rhs: Name) -> Bool {
+            if lhs.id != 0 && rhs.id != 0 { return lhs.id == rhs.id }
+            return lhs.rawValue == rhs.rawValue
+        }
+
+        /// Hashes the text, consistently with `==`.
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
         /// The name as text.
         public var description: String { rawValue }
@@ -57,135 +79,148 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         // MARK: Every format
 
         /// The input parses as the format the verifier reads.
-        public static let parse = Name(rawValue: "parse")
+        public static let parse = Name(rawValue: "parse", id: 1)
         /// The verifier has at least one trust anchor.
-        public static let trustAnchors = Name(rawValue: "trustAnchors")
+        public static let trustAnchors = Name(rawValue: "trustAnchors", id: 2)
         /// The signature verifies with the signer's key over exactly the bytes that were parsed.
-        public static let signature = Name(rawValue: "signature")
+        public static let signature = Name(rawValue: "signature", id: 3)
         /// The validation time could be determined (the input has the signed date asked for).
-        public static let validationTime = Name(rawValue: "validationTime")
+        public static let validationTime = Name(rawValue: "validationTime", id: 4)
         /// The signer certificate chains to a trust anchor at the validation time (OpenSSL).
-        public static let chain = Name(rawValue: "chain")
+        public static let chain = Name(rawValue: "chain", id: 5)
         /// The chain's last certificate is, byte for byte, one of the verifier's anchors.
-        public static let pinnedAnchor = Name(rawValue: "pinnedAnchor")
+        public static let pinnedAnchor = Name(rawValue: "pinnedAnchor", id: 6)
 
         // MARK: Chain policies
 
         /// The chain has the length the policy requires.
-        public static let chainLength = Name(rawValue: "chainLength")
+        public static let chainLength = Name(rawValue: "chainLength", id: 7)
         /// The leaf carries the marker extension the policy requires (App Store receipts, version-3
         /// transaction receipts and JWS: 1.2.840.113635.100.6.11.1; version-2 transaction
         /// receipts: 1.2.840.113635.100.6.5.1).
-        public static let leafMarker = Name(rawValue: "leafMarker")
+        public static let leafMarker = Name(rawValue: "leafMarker", id: 8)
         /// The intermediate carries Apple's WWDR marker 1.2.840.113635.100.6.2.1.
-        public static let intermediateMarker = Name(rawValue: "intermediateMarker")
+        public static let intermediateMarker = Name(rawValue: "intermediateMarker", id: 9)
         /// The chain's intermediate is, byte for byte, the certificate the policy pins.
-        public static let pinnedIntermediate = Name(rawValue: "pinnedIntermediate")
+        public static let pinnedIntermediate = Name(rawValue: "pinnedIntermediate", id: 10)
 
         // MARK: PKCS#7 app receipts
 
         /// The encapsulated content type is id-data (1.2.840.113549.1.7.1).
-        public static let contentType = Name(rawValue: "contentType")
+        public static let contentType = Name(rawValue: "contentType", id: 11)
         /// The SignedData has exactly one SignerInfo.
-        public static let signerCount = Name(rawValue: "signerCount")
+        public static let signerCount = Name(rawValue: "signerCount", id: 12)
         /// The SignerInfo's digest is known, not refused (MD5) and listed in SignedData.digestAlgorithms.
-        public static let digestAlgorithm = Name(rawValue: "digestAlgorithm")
+        public static let digestAlgorithm = Name(rawValue: "digestAlgorithm", id: 13)
         /// Exactly one embedded certificate matches the signer identifier and parses.
-        public static let signerCertificate = Name(rawValue: "signerCertificate")
+        public static let signerCertificate = Name(rawValue: "signerCertificate", id: 14)
         /// The signature algorithm is known and agrees with the key type and the digest.
-        public static let signatureAlgorithm = Name(rawValue: "signatureAlgorithm")
+        public static let signatureAlgorithm = Name(rawValue: "signatureAlgorithm", id: 15)
         /// The signer's key is strong enough (RSA at least 2048 bits, EC at least 256).
-        public static let signerKey = Name(rawValue: "signerKey")
+        public static let signerKey = Name(rawValue: "signerKey", id: 16)
         /// Signed attributes, when present, carry content type id-data and messageDigest = H(payload).
-        public static let signedAttributes = Name(rawValue: "signedAttributes")
+        public static let signedAttributes = Name(rawValue: "signedAttributes", id: 17)
 
         // MARK: iOS 6 transaction receipts
 
         /// The transaction receipt has a `signature` whose blob decodes (version byte, signature,
         /// certificate length within bounds, certificate, nothing after it).
-        public static let signatureBlob = Name(rawValue: "signatureBlob")
+        public static let signatureBlob = Name(rawValue: "signatureBlob", id: 18)
         /// The blob's version is one the verifier has a policy for (2 or 3).
-        public static let signatureVersion = Name(rawValue: "signatureVersion")
+        public static let signatureVersion = Name(rawValue: "signatureVersion", id: 19)
         /// The blob's certificate is a DER X.509 certificate with an RSA key whose size matches the
         /// signature length.
-        public static let leafCertificate = Name(rawValue: "leafCertificate")
+        public static let leafCertificate = Name(rawValue: "leafCertificate", id: 20)
 
         // MARK: Expectations
 
         /// The bundle identifier equals the expected one (app receipt field 2, `bid`).
-        public static let bundleIdentifier = Name(rawValue: "bundleIdentifier")
+        public static let bundleIdentifier = Name(rawValue: "bundleIdentifier", id: 21)
         /// The app version equals the expected one (app receipt field 3).
-        public static let appVersion = Name(rawValue: "appVersion")
+        public static let appVersion = Name(rawValue: "appVersion", id: 22)
         /// `bvrs` equals the expected bundle version (transaction receipts).
-        public static let bundleVersion = Name(rawValue: "bundleVersion")
+        public static let bundleVersion = Name(rawValue: "bundleVersion", id: 23)
         /// `product-id` is one of the expected product identifiers (transaction receipts).
-        public static let productIdentifier = Name(rawValue: "productIdentifier")
+        public static let productIdentifier = Name(rawValue: "productIdentifier", id: 24)
         /// Field 5 equals SHA-1(device identifier ‖ opaque value ‖ bundle identifier data).
-        public static let deviceHash = Name(rawValue: "deviceHash")
+        public static let deviceHash = Name(rawValue: "deviceHash", id: 25)
         /// The environment is allowed.
-        public static let environment = Name(rawValue: "environment")
+        public static let environment = Name(rawValue: "environment", id: 26)
         /// The receipt type string is allowed (app receipts).
-        public static let receiptType = Name(rawValue: "receiptType")
+        public static let receiptType = Name(rawValue: "receiptType", id: 27)
         /// The receipt has not expired (field 21) at the validation time.
-        public static let expirationDate = Name(rawValue: "expirationDate")
+        public static let expirationDate = Name(rawValue: "expirationDate", id: 28)
 
         // MARK: JWS
         /// The JWS header's `alg` is `ES256`.
-        public static let algorithm = Name(rawValue: "algorithm")
+        public static let algorithm = Name(rawValue: "algorithm", id: 29)
         /// The JWS header's `x5c` holds the number of certificates the policy's chain has (3 for the
         /// App Store, 1 for Xcode).
-        public static let certificateCount = Name(rawValue: "certificateCount")
+        public static let certificateCount = Name(rawValue: "certificateCount", id: 30)
         /// The payload's `appAppleId` equals the expected one (production payloads).
-        public static let appAppleId = Name(rawValue: "appAppleId")
+        public static let appAppleId = Name(rawValue: "appAppleId", id: 31)
         /// The signed date lies within the allowed age before, and skew after, the validation time.
-        public static let signedDate = Name(rawValue: "signedDate")
+        public static let signedDate = Name(rawValue: "signedDate", id: 32)
         /// `deviceVerification` binds the payload to the expected device.
-        public static let deviceVerification = Name(rawValue: "deviceVerification")
+        public static let deviceVerification = Name(rawValue: "deviceVerification", id: 33)
         /// `appAccountToken` equals the expected one.
-        public static let appAccountToken = Name(rawValue: "appAccountToken")
+        public static let appAccountToken = Name(rawValue: "appAccountToken", id: 34)
         /// A notification's `data.signedTransactionInfo` verifies (same anchors, policy and time).
-        public static let signedTransactionInfo = Name(rawValue: "signedTransactionInfo")
+        public static let signedTransactionInfo = Name(rawValue: "signedTransactionInfo", id: 35)
         /// A notification's `data.signedRenewalInfo` verifies.
-        public static let signedRenewalInfo = Name(rawValue: "signedRenewalInfo")
+        public static let signedRenewalInfo = Name(rawValue: "signedRenewalInfo", id: 36)
         /// A notification's `appData.signedAppTransactionInfo` verifies.
-        public static let signedAppTransactionInfo = Name(rawValue: "signedAppTransactionInfo")
+        public static let signedAppTransactionInfo = Name(rawValue: "signedAppTransactionInfo", id: 37)
         /// The nested tokens agree with the payload that carries them (bundle id, environment) and
         /// with each other (the renewal info's `originalTransactionId` is the transaction's).
-        public static let nestedAgreement = Name(rawValue: "nestedAgreement")
+        public static let nestedAgreement = Name(rawValue: "nestedAgreement", id: 38)
 
         // MARK: The store's signed-transaction matching
         /// The signed transaction's `transactionId` is this transaction's identifier (a restored
         /// transaction: its own or its original's, as `transactionId` or `originalTransactionId`).
-        public static let transactionId = Name(rawValue: "transactionId")
+        public static let transactionId = Name(rawValue: "transactionId", id: 39)
         /// A renewal's signed `originalTransactionId` is the transaction's original identifier.
-        public static let originalTransactionId = Name(rawValue: "originalTransactionId")
+        public static let originalTransactionId = Name(rawValue: "originalTransactionId", id: 40)
         /// The signed transaction's `productId` is the transaction's product.
-        public static let productId = Name(rawValue: "productId")
+        public static let productId = Name(rawValue: "productId", id: 41)
         /// The signed transaction's `quantity` is the payment's.
-        public static let quantity = Name(rawValue: "quantity")
+        public static let quantity = Name(rawValue: "quantity", id: 42)
         /// The signed transaction carries no `revocationDate` (it was not refunded or revoked).
-        public static let revocation = Name(rawValue: "revocation")
+        public static let revocation = Name(rawValue: "revocation", id: 43)
     }
 
     /// Which check this is.
     public let name: Name
     /// Whether it passed.
     public let passed: Bool
-    private let explanation: @Sendable () -> String
+    private let explanation: Explanation
+
+    /// A reason already written (kept as it is: no closure to allocate) or one to write when read.
+    private enum Explanation: Sendable {
+        case written(String)
+        case deferred(@Sendable () -> String)
+    }
 
     /// Why it passed or failed, for people (written when read).
-    public var reason: String { explanation() }
+    public var reason: String {
+        switch explanation {
+        case .written(let text): text
+        case .deferred(let write): write()
+        }
+    }
 
     /// Creates a check outcome whose reason is written only when read.
     public init(name: Name, passed: Bool, reason: @escaping @Sendable () -> String) {
         self.name = name
         self.passed = passed
-        explanation = reason
+        explanation = .deferred(reason)
     }
 
     /// Creates a check outcome with a reason already written.
     public init(name: Name, passed: Bool, reason: String) {
-        self.init(name: name, passed: passed, reason: { reason })
+        self.name = name
+        self.passed = passed
+        explanation = .written(reason)
     }
 
     /// `"✓ name: reason"` or `"✗ name: reason"`.

@@ -8,11 +8,11 @@ struct AppReceiptParser {
     let segmentedPayload: Bool
     var attributeCount = 0
     var unknown: [ReceiptStorage.RawAttribute] = []
-    /// Recently decoded strings, reused when the same bytes come again: receipts repeat product
-    /// identifiers and original transaction identifiers in every record of a subscription.
+    /// The storage every record of this parse refers to; it adopts `unknown` at the end.
+    var shared: ReceiptStorage?
+    /// Recently decoded product identifiers, reused when the same bytes come again: receipts repeat
+    /// them in every record of a product.
     var recentStrings = StringInterner()
-    /// The calendar's day number of the month the last fast-path date fell in.
-    var monthStarts = ReceiptDate.MonthStarts()
 
     /// Whether in-app records may take the fast path (tests turn it off to compare both paths).
     let fastPath: Bool
@@ -149,22 +149,25 @@ struct AppReceiptParser {
         }
     }
 
-    mutating func parse(_ payload: ArraySlice<UInt8>) throws(ReceiptError) -> AppReceipt {
+    mutating func parse(_ payload: ArraySlice<UInt8>, envelope: ReceiptEnvelope? = nil) throws(ReceiptError) -> AppReceipt {
         guard payload.count < Int(UInt32.max) else {
             throw ReceiptError.make(.limitExceeded, nil, "payloads of 4 GiB or more are not supported")
         }
-        var receipt = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt in
+        // Records the fast path reads keep their unknown attributes as a view of the payload, in
+        // this storage; the rest (records of the general path, the receipt's own) as ranges of the
+        // list it adopts once the parse is done.
+        let shared = ReceiptStorage(payload: payload, unknown: [])
+        self.shared = shared
+        // The fields are put in the receipt's box where they were filled in, so the struct of
+        // every field is not copied on its way out (a copy retains each string and array).
+        let box = try payload.span.withUnsafeBufferPointer { (typed) throws(ReceiptError) -> AppReceipt.Box in
             let context = Context(
                 raw: UnsafeRawBufferPointer(typed), typed: typed, base: payload.startIndex, limits: limits,
                 segmented: segmentedPayload)
-            return try parseReceipt(context)
+            return try parseReceipt(context, shared: shared, payload: payload, envelope: envelope)
         }
-        let storage = ReceiptStorage(payload: payload, unknown: unknown)
-        if receipt.unknown.isPending { receipt.unknown.storage = storage }
-        for index in receipt.inAppPurchases.indices where receipt.inAppPurchases[index].unknown.isPending {
-            receipt.inAppPurchases[index].unknown.storage = storage
-        }
-        return receipt
+        if !unknown.isEmpty { shared.adopt(unknown) }
+        return AppReceipt(box: box)
     }
 
     /// A string attribute, reusing an earlier String with the same bytes when there is one.
@@ -221,6 +224,7 @@ struct AppReceiptParser {
         #if DEBUG
             ASN1Instrumentation.count(4)  // SEQUENCE, two INTEGERs, OCTET STRING
         #endif
+        if let attribute = quickAttribute(b, at: p, end: end) { return attribute }
         guard let sequence = DERFraming.content(b, tag: 0x30, at: p, end: end),
             let type = DERFraming.smallInteger(b, at: sequence.lowerBound, end: sequence.upperBound),
             let version = DERFraming.smallInteger(b, at: type.end, end: sequence.upperBound),
@@ -228,6 +232,27 @@ struct AppReceiptParser {
             value.upperBound == sequence.upperBound
         else { return nil }
         return Attribute(type: type.value, version: version.value, start: p, value: value)
+    }
+
+    /// The one shape nearly every in-app attribute has, checked with two loads: `30 L 02 02 hi lo
+    /// 02 01 01 04 V` with short lengths (`L`, `V` below 0x80, so minimal DER), a two-octet
+    /// INTEGER type whose first octet is 0x01...0x7F (so minimal and positive: 256...32767),
+    /// version 1, and `L = V + 9` (the OCTET STRING ends the SEQUENCE). The same attribute
+    /// ``fastAttribute(_:at:end:)``'s general checks would read, or nil (then they run).
+    @inline(__always)
+    static func quickAttribute(_ b: UnsafeRawBufferPointer, at p: Int, end: Int) -> Attribute? {
+        guard end &- p >= 11 else { return nil }
+        let head = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+        // Bytes 0, 2, 3, 6, 7 fixed (30 · 02 02 · · 02 01); byte 1 (L) and 4 (hi) below 0x80.
+        guard head & 0xFFFF_0080_FFFF_80FF == 0x0102_0000_0202_0030 else { return nil }
+        let hi = Int(truncatingIfNeeded: head >> 32) & 0xFF
+        let length = Int(truncatingIfNeeded: head >> 8) & 0xFF
+        let tail = UInt32(b[p &+ 8]) | UInt32(b[p &+ 9]) << 8 | UInt32(b[p &+ 10]) << 16
+        let valueLength = Int(tail >> 16)
+        guard hi != 0, tail & 0x80_FFFF == 0x00_0401, length == valueLength &+ 9, length <= end &- p &- 2 else { return nil }
+        let type = hi << 8 | Int(truncatingIfNeeded: head >> 40) & 0xFF
+        let start = p &+ 11
+        return Attribute(type: type, version: 1, start: p, value: Range(uncheckedBounds: (start, start &+ valueLength)))
     }
 
     /// Opens the payload: a SET of attributes, possibly wrapped once or twice more in an OCTET STRING.
@@ -273,29 +298,28 @@ struct AppReceiptParser {
     ]
     .reduce(0) { $0 | 1 << UInt32($1 - 1701) }
 
-    mutating func parseReceipt(_ c: Context) throws(ReceiptError) -> AppReceipt {
+    mutating func parseReceipt(
+        _ c: Context, shared: ReceiptStorage, payload: ArraySlice<UInt8>, envelope: ReceiptEnvelope?
+    ) throws(ReceiptError) -> AppReceipt.Box {
         var set = try openSet(c, start: 0, end: c.raw.count, depth: 0)
-        var receipt = AppReceipt()
+        var receipt = AppReceipt.Fields()
         var seen: UInt64 = 0
         // In-app records append their unknown attributes to `unknown` while this loop runs, so the
         // receipt's own unknown attributes are collected apart and appended at the end.
         var topLevelUnknown: [ReceiptStorage.RawAttribute] = []
-        // Count the in-app records first (a cheap walk over the top-level framing) so the arrays
-        // are allocated once at their final size: no regrowth, no transient double copy.
+        // Count the in-app records first (a cheap walk over the top-level framing) so the array
+        // is allocated once at its final size: no regrowth, no transient double copy.
         var records = 0
         var scan = set.position
         while let attribute = AppReceiptParser.fastAttribute(c.raw, at: scan, end: set.end) {
             if attribute.type == 17 { records &+= 1 }
             scan = attribute.value.upperBound
         }
-        receipt.inAppPurchases.reserveCapacity(min(records, limits.maximumInAppPurchases))
-        var reservedUnknown = false
+        var purchases: [InAppPurchase] = []
+        purchases.reserveCapacity(min(records, limits.maximumInAppPurchases))
+        // Record views need offsets below 2 GiB (the top bit marks them).
+        let views = c.raw.count < Int(UnknownAttributes.recordFlag) ? shared : nil
         while !set.isAtEnd {
-            if !reservedUnknown, let first = receipt.inAppPurchases.first {
-                // Records of one receipt carry the same undocumented attributes.
-                unknown.reserveCapacity(Int(first.unknown.count) * records + 64)
-                reservedUnknown = true
-            }
             let a = try nextAttribute(&set, c)
             if a.type >= 0 && a.type < 64 && a.type != 17 {
                 let bit: UInt64 = 1 << UInt64(a.type)
@@ -324,27 +348,32 @@ struct AppReceiptParser {
             case 16: receipt.versionExternalIdentifier = try c.integer(a)
             case 17:
                 if a.version != 1 { receipt.attributeVersions[17] = a.version }
-                guard receipt.inAppPurchases.count < limits.maximumInAppPurchases else {
+                guard purchases.count < limits.maximumInAppPurchases else {
                     throw c.fail(.limitExceeded, a, "more than \(limits.maximumInAppPurchases) in-app purchases")
                 }
-                receipt.inAppPurchases.append(InAppPurchase())
-                let last = receipt.inAppPurchases.count - 1
-                if !(fastPath && fastPurchase(c.raw, a.value, into: &receipt.inAppPurchases[last])) {
-                    receipt.inAppPurchases[last] = try parsePurchase(a, c)
+                purchases.append(InAppPurchase())
+                let last = purchases.count - 1
+                if !(fastPath && fastPurchase(c.raw, a.value, views: views, into: &purchases[last])) {
+                    purchases[last] = try parsePurchase(a, c)
                 }
             case 18: receipt.originalPurchaseDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 18)
             case 19: receipt.originalAppVersion = try c.string(a)
             case 21: receipt.expirationDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 21)
             case 25: receipt.undocumentedInteger25 = try c.integer(a)
-            default: topLevelUnknown.append(try c.raw(a))
+            default:
+                if topLevelUnknown.isEmpty { topLevelUnknown.reserveCapacity(8) }
+                topLevelUnknown.append(try c.raw(a))
             }
         }
         if !topLevelUnknown.isEmpty {
             let start = unknown.count
             unknown.append(contentsOf: topLevelUnknown)
-            receipt.unknown = .pending(start..<unknown.count)
+            receipt.unknown = .list(shared, start..<unknown.count)
         }
-        return receipt
+        receipt.inAppPurchases = purchases
+        receipt.payload = payload
+        receipt.envelope = envelope
+        return AppReceipt.Box(receipt)
     }
 
     mutating func parsePurchase(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> InAppPurchase {
@@ -379,7 +408,7 @@ struct AppReceiptParser {
             case 1702: purchase.productIdentifier = try internedString(a, c)
             case 1703: purchase.transactionIdentifier = try c.string(a)
             case 1704: purchase.purchaseDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 3)
-            case 1705: purchase.originalTransactionIdentifier = try internedString(a, c)
+            case 1705: purchase.originalTransactionIdentifier = try c.string(a)
             case 1706: purchase.originalPurchaseDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 5)
             case 1707: purchase.productType = InAppPurchase.ProductType(rawValue: try c.integer(a))
             case 1708: purchase.subscriptionExpirationDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 7)
@@ -393,7 +422,10 @@ struct AppReceiptParser {
             default: unknown.append(try c.raw(a))
             }
         }
-        if unknown.count > unknownStart { purchase.unknown = .pending(unknownStart..<unknown.count) }
+        if unknown.count > unknownStart {
+            purchase.unknown = .list(shared, unknownStart..<unknown.count)
+            purchase.unknownCountHint = .max
+        }
         return purchase
     }
 }

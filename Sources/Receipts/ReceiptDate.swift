@@ -37,47 +37,34 @@ public enum ReceiptDate {
         _ b: UnsafeRawBufferPointer, _ range: Range<Int>, offset: Int?, attribute: Int?
     ) throws(ReceiptError) -> Int64? {
         if range.isEmpty { return nil }
-        var monthStarts = MonthStarts()
-        guard let value = value(b, range, &monthStarts) else { throw invalid(b, range, offset, attribute) }
+        guard let value = value(b, range) else { throw invalid(b, range, offset, attribute) }
         return value
     }
 
-    /// The day numbers of the firsts of recently seen months: the dates of one receipt fall in a
-    /// few months, so the in-app fast path keeps one of these for a whole parse and asks
-    /// ``CivilCalendar`` once per month instead of once per date. Eight slots, one per month
-    /// modulo 8, so eight consecutive months never evict each other.
-    struct MonthStarts {
-        /// Per slot: the month (`year × 12 + month`) in the high 32 bits, the day number of its
-        /// first day in the low 32 (years 0...9999 need 22 bits).
-        var slots: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64) = (.min, .min, .min, .min, .min, .min, .min, .min)
-
-        /// Days from 1970-01-01 to a valid date (`year` 0...9999, `month` 1...12, `day` within
-        /// the month).
-        @inline(__always)
-        mutating func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
-            let key = Int64(truncatingIfNeeded: year &* 12 &+ month)
-            let offset = Int(truncatingIfNeeded: key & 7) &* 8  // byte offset of the slot, within the tuple
-            return withUnsafeMutableBytes(of: &slots) { slots in
-                var entry = slots.load(fromByteOffset: offset, as: Int64.self)
-                if entry >> 32 != key {
-                    let firstDay = CivilCalendar.daysSince1970(year: year, month: month, day: 1)
-                    entry = key << 32 | firstDay & 0xFFFF_FFFF
-                    slots.storeBytes(of: entry, toByteOffset: offset, as: Int64.self)
-                }
-                return Int64(Int32(truncatingIfNeeded: entry)) &+ Int64(day &- 1)
-            }
-        }
+    /// Days from 1970-01-01 to a valid date (`year` 0...9999, `month` 1...12, `day` within the
+    /// month): `CivilCalendar.daysSince1970` specialised to that range and kept in this module so
+    /// it inlines into the date parser (the `Internals` function is a call from here). Shifting the
+    /// year by 400 (one Gregorian cycle, 146,097 days) keeps every quotient non-negative, so the
+    /// divisions by constants compile to multiplications. A test compares it with the calendar.
+    @inline(__always)
+    static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
+        let y = (month <= 2 ? year &- 1 : year) &+ 400  // 399...10399
+        let era = y / 400
+        let yearOfEra = y &- era &* 400
+        let dayOfYear = (153 &* (month > 2 ? month &- 3 : month &+ 9) &+ 2) / 5 &+ day &- 1
+        let dayOfEra = yearOfEra &* 365 &+ yearOfEra / 4 &- yearOfEra / 100 &+ dayOfYear
+        return Int64(era &* 146_097 &+ dayOfEra &- 719_468 &- 146_097)
     }
 
     /// Milliseconds since 1970 of the non-empty date in `range`, or `nil` if it is not a date this
-    /// parser accepts; `monthStarts` remembers the calendar's answer for the last month seen. The general receipt parser (through ``milliseconds(_:_:offset:attribute:)``)
+    /// parser accepts. The general receipt parser (through ``milliseconds(_:_:offset:attribute:)``)
     /// and the in-app fast path both call it, so a date is read one way.
     ///
     /// The fixed part `YYYY-MM-DDTHH:MM:SS` (19 bytes) is checked and decoded eight bytes at a time
     /// (``fixedPart(_:at:)``); the fraction and the zone that follow are read byte by byte. Arithmetic
     /// wraps: every field is at most four digits (a non-digit in the tail reads as -1000 and fails
     /// the range checks), so nothing can overflow.
-    static func value(_ b: UnsafeRawBufferPointer, _ range: Range<Int>, _ monthStarts: inout MonthStarts) -> Int64? {
+    static func value(_ b: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
         let n = range.count
         let s = range.lowerBound
         @inline(__always) func digit(_ i: Int) -> Int {
@@ -131,7 +118,7 @@ public enum ReceiptDate {
             return nil
         }
         guard i == n else { return nil }
-        let days = monthStarts.daysSince1970(year: year, month: month, day: day)
+        let days = daysSince1970(year: year, month: month, day: day)
         let seconds = days &* 86_400 &+ Int64(hour &* 3600 &+ minute &* 60 &+ second &- zoneSeconds)
         return seconds &* 1000 &+ Int64(millis)
     }

@@ -123,6 +123,23 @@ extension JSONWriter {
 extension InAppPurchase {
     /// Writes this record as an object of verifyReceipt's `in_app` array.
     public func writeJSON(to json: inout JSONWriter, options: ReceiptJSONOptions = ReceiptJSONOptions()) {
+        var encoder = ReceiptJSONEncoder(continuing: &json)
+        encoder.write(self, options: options)
+        encoder.finish(into: &json)
+    }
+
+    /// Writes `records` as an array under `key` (one encoder for all of them).
+    package static func writeJSON(
+        _ records: some Sequence<InAppPurchase>, key: String, to json: inout JSONWriter, options: ReceiptJSONOptions = ReceiptJSONOptions()
+    ) {
+        var encoder = ReceiptJSONEncoder(continuing: &json)
+        encoder.writeArray(key, records, options: options)
+        encoder.finish(into: &json)
+    }
+
+    /// ``writeJSON(to:options:)`` through `JSONWriter`'s own methods, one field at a time: the
+    /// plain form the tests compare `ReceiptJSONEncoder` with.
+    func writeReferenceJSON(to json: inout JSONWriter, options: ReceiptJSONOptions = ReceiptJSONOptions()) {
         json.beginObject()
         if let quantity { json.string("quantity", String(quantity)) }
         if let productIdentifier { json.string("product_id", productIdentifier) }
@@ -152,6 +169,15 @@ extension AppReceipt {
     /// Writes the receipt as the `receipt` object of Apple's verifyReceipt response: snake_case
     /// keys in Apple's order, numbers as strings where Apple used strings, date triplets.
     public func writeJSON(to json: inout JSONWriter, key: String? = nil, options: ReceiptJSONOptions = ReceiptJSONOptions()) {
+        var encoder = ReceiptJSONEncoder(continuing: &json)
+        encoder.expect(self, key: key, options: options)
+        encoder.write(self, key: key, options: options)
+        encoder.finish(into: &json)
+    }
+
+    /// ``writeJSON(to:key:options:)`` through `JSONWriter`'s own methods, one field at a time: the
+    /// plain form the tests compare `ReceiptJSONEncoder` with.
+    func writeReferenceJSON(to json: inout JSONWriter, key: String? = nil, options: ReceiptJSONOptions = ReceiptJSONOptions()) {
         if let key { json.beginObject(key) } else { json.beginObject() }
         if let receiptType { json.string("receipt_type", receiptType) }
         if let appItemID {
@@ -182,15 +208,31 @@ extension AppReceipt {
             json.unknownAttributes(unknownAttributes)
         }
         json.beginArray("in_app")
-        for purchase in inAppPurchases { purchase.writeJSON(to: &json, options: options) }
+        for purchase in inAppPurchases { purchase.writeReferenceJSON(to: &json, options: options) }
         json.endArray()
         json.endObject()
     }
 
     /// The receipt as pretty-printed (or, with `indent` 0, compact) verifyReceipt-style JSON.
     public func jsonText(indent: Int = 2, options: ReceiptJSONOptions = ReceiptJSONOptions()) -> String {
+        // Written straight into the String's storage, sized by a bound computed first (a spill to
+        // a buffer of the encoder's own keeps the result right if the bound were ever short).
+        var spilled: [UInt8]?
+        let bound = ReceiptJSONEncoder.bound(self, key: nil, options: options, indent: indent, level: 0)
+        let text = String(unsafeUninitializedCapacity: max(bound, 1)) { memory in
+            var encoder = ReceiptJSONEncoder(inPlace: memory, indent: indent)
+            encoder.write(self, key: nil, options: options)
+            if let count = encoder.inPlaceCount { return count }
+            spilled = encoder.spilledBytes()
+            return 0
+        }
+        return spilled.map { String(decoding: $0, as: UTF8.self) } ?? text
+    }
+
+    /// ``jsonText(indent:options:)`` written the plain way (``writeReferenceJSON(to:key:options:)``).
+    func referenceJSONText(indent: Int = 2, options: ReceiptJSONOptions = ReceiptJSONOptions()) -> String {
         var json = JSONWriter(indent: indent)
-        writeJSON(to: &json, options: options)
+        writeReferenceJSON(to: &json, options: options)
         return json.text
     }
 

@@ -5,18 +5,13 @@
 #endif
 
 /// A small cache of recently created Strings keyed by their UTF-8 bytes (compared exactly), so a
-/// receipt's repeated identifiers (a product id in every record of a subscription, the original
-/// transaction id of every renewal) share one String instead of allocating one per record.
+/// receipt's repeated product identifiers share one String instead of allocating one per record.
 ///
-/// A direct-mapped table of 64 slots indexed by a cheap hash of the length and the first and last
-/// eight bytes; a slot hit is confirmed with `memcmp`, a miss replaces the slot.
+/// The first identifier is kept on its own; a direct-mapped table of 64 Strings is made when a
+/// second one appears (so a receipt of one product allocates no table), indexed by a cheap hash of the length and the first and last eight bytes; a slot hit
+/// is confirmed with `memcmp` against the String's own bytes, a miss replaces the slot.
 struct StringInterner {
-    private var slots: [Slot?] = Array(repeating: nil, count: 64)
-
-    private struct Slot {
-        let bytes: [UInt8]
-        let string: String
-    }
+    private var slots: [String] = []
 
     @inline(__always)
     private static func slot(for bytes: UnsafeRawBufferPointer) -> Int {
@@ -33,17 +28,36 @@ struct StringInterner {
         return Int(truncatingIfNeeded: h >> 58)
     }
 
+    /// The first identifier seen: most small receipts hold one product, and then no table is made.
+    private var first: String?
+
     mutating func string(for bytes: UnsafeRawBufferPointer) -> String {
-        let index = StringInterner.slot(for: bytes)
-        if let slot = slots[index], slot.bytes.count == bytes.count {
-            let equal = slot.bytes.withUnsafeBytes { stored in
-                guard let a = stored.baseAddress, let b = bytes.baseAddress else { return bytes.isEmpty }
-                return memcmp(a, b, bytes.count) == 0
+        if slots.isEmpty {
+            guard let first else {
+                let string = String(decoding: bytes, as: UTF8.self)
+                self.first = string
+                return string
             }
-            if equal { return slot.string }
+            if StringInterner.equal(first, bytes) { return first }
+            slots = Array(repeating: "", count: 64)
+            var text = first
+            slots[text.withUTF8 { StringInterner.slot(for: UnsafeRawBufferPointer($0)) }] = first
         }
+        let index = StringInterner.slot(for: bytes)
+        let equal = slots.withUnsafeBufferPointer { StringInterner.equal($0[index], bytes) }
+        if equal { return slots[index] }
         let string = String(decoding: bytes, as: UTF8.self)
-        slots[index] = Slot(bytes: Array(bytes), string: string)
+        slots[index] = string
         return string
+    }
+
+    /// Whether `string`'s UTF-8 is exactly `bytes` (false for the empty string, so an empty slot
+    /// never matches).
+    @inline(__always)
+    private static func equal(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        string.utf8.withContiguousStorageIfAvailable { stored in
+            guard stored.count == bytes.count, let a = stored.baseAddress, let b = bytes.baseAddress else { return false }
+            return memcmp(a, b, bytes.count) == 0
+        } ?? false
     }
 }

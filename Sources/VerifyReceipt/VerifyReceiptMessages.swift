@@ -157,10 +157,8 @@ public enum VerifyReceiptResponseWriter {
             to: &json, key: "receipt", options: ReceiptJSONOptions(requestDate: options.requestDate, includeReceiptOnlyFields: false))
         let latest = latestReceiptInfo(receipt.inAppPurchases, excludeOldTransactions: options.excludeOldTransactions)
         if let latest {
-            json.beginArray("latest_receipt_info")
-            let recordOptions = ReceiptJSONOptions(includeReceiptOnlyFields: false)
-            for purchase in latest { purchase.writeJSON(to: &json, options: recordOptions) }
-            json.endArray()
+            InAppPurchase.writeJSON(
+                latest, key: "latest_receipt_info", to: &json, options: ReceiptJSONOptions(includeReceiptOnlyFields: false))
             if let latestReceipt = options.latestReceipt { json.string("latest_receipt", latestReceipt) }
         }
         json.endObject()

@@ -38,7 +38,7 @@ import Testing
     static func fastPathTakes(_ record: [UInt8], limits: ReceiptLimits = .default) -> Bool {
         var parser = AppReceiptParser(limits: limits, segmentedPayload: false)
         var purchase = InAppPurchase()
-        return record.withUnsafeBytes { parser.fastPurchase($0, 0..<$0.count, into: &purchase) }
+        return record.withUnsafeBytes { parser.fastPurchase($0, 0..<$0.count, views: nil, into: &purchase) }
     }
 
     /// An attribute SEQUENCE from encoded type, version and value elements.
@@ -175,7 +175,7 @@ import Testing
                 set.position = a.value.upperBound
                 if a.type == 17 {
                     var purchase = InAppPurchase()
-                    if parser.fastPurchase(raw, a.value, into: &purchase) { taken += 1 }
+                    if parser.fastPurchase(raw, a.value, views: nil, into: &purchase) { taken += 1 }
                 }
             }
         }

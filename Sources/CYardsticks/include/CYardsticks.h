@@ -1,0 +1,30 @@
+// C yardsticks for the Benchmarks: plain C doing the least work a task needs, measured side by side
+// with the Swift code on the same bytes. Not a product; nothing but Benchmarks links it.
+#ifndef CYARDSTICKS_H
+#define CYARDSTICKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// What one walk found.
+typedef struct {
+    /// In-app purchase records (attributes of type 17).
+    int64_t records;
+    /// Attributes framed, receipt and in-app together.
+    int64_t attributes;
+    /// A checksum of every INTEGER value and every string length decoded, so no work is skipped.
+    uint64_t checksum;
+} cy_walk_result;
+
+/// Walks a DER PKCS#7 app receipt without allocating: frames the ContentInfo, the SignedData and
+/// the encapsulated content down to the payload OCTET STRING, frames each embedded certificate
+/// and SignerInfo as one element, then every TLV of the payload: the attribute SET, each attribute
+/// SEQUENCE, its type and version INTEGERs (decoded), its value OCTET STRING and the element inside
+/// it when the value holds one (INTEGERs decoded, string lengths summed; values of raw octets such
+/// as the opaque value and the hash are only measured), descending into the SET of each in-app record
+/// (type 17) the same way. Definite lengths only (DER); one-octet tags.
+///
+/// Returns 0 and fills `result`, or -1 for anything malformed or not DER.
+int cy_walk_receipt(const uint8_t *bytes, size_t count, cy_walk_result *result);
+
+#endif
