@@ -3,13 +3,17 @@
 
 /// Proleptic Gregorian calendar arithmetic on day numbers, shared by ASN.1 times, receipt
 /// dates, JSON date triplets, HTTP dates and X.509 time conversion (one copy in the package).
-package enum CivilCalendar {
+///
+/// `public`, not `package`, with `@inlinable` hot paths: Swift 6.3 does not inline `@inlinable
+/// package` functions into other modules, and the receipt date parser calls these once per date.
+/// `Internals` is not a product, so nothing outside the package can import it.
+public enum CivilCalendar {
     /// Days from 1970-01-01 to the given date (negative before it). Exact for years within
     /// ±10^12 and months 1...12; the arithmetic wraps rather than traps outside that, so no input
     /// can crash it (callers validate their fields first). It runs for every receipt date, so
     /// the wrapping operators also keep it free of overflow checks.
     @inlinable
-    package static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
+    public static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
         // Shift the year to start in March so the leap day is last; count 400-year eras.
         let y = Int64(truncatingIfNeeded: month <= 2 ? year &- 1 : year)
         let era = (y >= 0 ? y : y &- 399) / 400
@@ -20,9 +24,24 @@ package enum CivilCalendar {
         return era &* 146_097 &+ dayOfEra &- 719_468
     }
 
+    /// ``daysSince1970(year:month:day:)`` for a valid date of the years 0 to 9999 (`month` 1...12,
+    /// `day` within the month), as the receipt date parser needs it once per date: the year is
+    /// shifted by 400 (one Gregorian cycle, 146,097 days) so every quotient is non-negative and
+    /// the divisions by constants compile to multiplications. Arithmetic wraps; a test compares it
+    /// with the general function over the whole range.
+    @inlinable @inline(__always)
+    public static func daysSince1970(validYear year: Int, month: Int, day: Int) -> Int64 {
+        let y = (month <= 2 ? year &- 1 : year) &+ 400  // 399...10399
+        let era = y / 400
+        let yearOfEra = y &- era &* 400
+        let dayOfYear = (153 &* (month > 2 ? month &- 3 : month &+ 9) &+ 2) / 5 &+ day &- 1
+        let dayOfEra = yearOfEra &* 365 &+ yearOfEra / 4 &- yearOfEra / 100 &+ dayOfYear
+        return Int64(era &* 146_097 &+ dayOfEra &- 719_468 &- 146_097)
+    }
+
     /// The calendar date of a day number (inverse of ``daysSince1970(year:month:day:)``).
     @inlinable
-    package static func date(daysSince1970 days: Int64) -> (year: Int, month: Int, day: Int) {
+    public static func date(daysSince1970 days: Int64) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -37,7 +56,7 @@ package enum CivilCalendar {
 
     /// Days in a month of the proleptic Gregorian calendar.
     @inlinable
-    package static func daysInMonth(year: Int, month: Int) -> Int {
+    public static func daysInMonth(year: Int, month: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28
         case 4, 6, 9, 11: 30

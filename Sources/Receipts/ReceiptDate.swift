@@ -41,21 +41,6 @@ public enum ReceiptDate {
         return value
     }
 
-    /// Days from 1970-01-01 to a valid date (`year` 0...9999, `month` 1...12, `day` within the
-    /// month): `CivilCalendar.daysSince1970` specialised to that range and kept in this module so
-    /// it inlines into the date parser (the `Internals` function is a call from here). Shifting the
-    /// year by 400 (one Gregorian cycle, 146,097 days) keeps every quotient non-negative, so the
-    /// divisions by constants compile to multiplications. A test compares it with the calendar.
-    @inline(__always)
-    static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
-        let y = (month <= 2 ? year &- 1 : year) &+ 400  // 399...10399
-        let era = y / 400
-        let yearOfEra = y &- era &* 400
-        let dayOfYear = (153 &* (month > 2 ? month &- 3 : month &+ 9) &+ 2) / 5 &+ day &- 1
-        let dayOfEra = yearOfEra &* 365 &+ yearOfEra / 4 &- yearOfEra / 100 &+ dayOfYear
-        return Int64(era &* 146_097 &+ dayOfEra &- 719_468 &- 146_097)
-    }
-
     /// Milliseconds since 1970 of the non-empty date in `range`, or `nil` if it is not a date this
     /// parser accepts. The general receipt parser (through ``milliseconds(_:_:offset:attribute:)``)
     /// and the in-app fast path both call it, so a date is read one way.
@@ -118,7 +103,7 @@ public enum ReceiptDate {
             return nil
         }
         guard i == n else { return nil }
-        let days = daysSince1970(year: year, month: month, day: day)
+        let days = CivilCalendar.daysSince1970(validYear: year, month: month, day: day)
         let seconds = days &* 86_400 &+ Int64(hour &* 3600 &+ minute &* 60 &+ second &- zoneSeconds)
         return seconds &* 1000 &+ Int64(millis)
     }

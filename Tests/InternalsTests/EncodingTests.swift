@@ -78,4 +78,21 @@ struct EncodingTests {
         #expect(CivilCalendar.daysInMonth(year: 2024, month: 2) == 29)
         #expect(CivilCalendar.iso8601(secondsSince1970: -1) == "1969-12-31T23:59:59Z")
     }
+
+    /// The receipt parser's day count against the general one, every day of 0000–9999 at month
+    /// boundaries and mid-month.
+    @Test func validYearDayCount_equalsTheGeneralOne() {
+        var mismatches: [String] = []
+        for year in 0...9999 {
+            for month in 1...12 {
+                for day in [1, 15, CivilCalendar.daysInMonth(year: year, month: month)]
+                where CivilCalendar.daysSince1970(validYear: year, month: month, day: day)
+                    != CivilCalendar.daysSince1970(year: year, month: month, day: day)
+                {
+                    mismatches.append("\(year)-\(month)-\(day)")
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+    }
 }
