@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "StoreTesting", targets: ["StoreTesting"]),
         .library(name: "RMStoreVerifiers", targets: ["RMStoreVerifiers"]),
         .library(name: "VerifyReceipt", targets: ["VerifyReceipt"]),
+        .library(name: "ServerNotifications", targets: ["ServerNotifications"]),
         .library(name: "ReceiptServer", targets: ["ReceiptServer"]),
         .executable(name: "receipt-tool", targets: ["receipt-tool"]),
         .executable(name: "store-demo", targets: ["store-demo"]),
@@ -71,6 +72,19 @@ let package = Package(
         // verifyReceipt messages, status codes and the HTTP client (production → sandbox routing).
         // No server: apps that call Apple, and the store verifiers, link no socket server.
         .target(name: "VerifyReceipt", dependencies: ["JSON", "Internals", "Receipts"], swiftSettings: swiftSettings),
+        // SQLite 3 and libpq (PostgreSQL's client) as system libraries; ServerNotifications is the one
+        // Swift module that imports each.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // App Store Server Notifications V2 received without HTTP: verify, store durably, then
+        // acknowledge; the NotificationStore protocol with SQLite (one machine, group commit) and
+        // PostgreSQL (several instances sharing one store); subscription state derived per original
+        // transaction. No C type in its API.
+        .target(
+            name: "ServerNotifications",
+            dependencies: ["CLibPQ", "CSQLite", "Internals", "JSON", "JWS", "ReceiptVerification"],
+            swiftSettings: swiftSettings
+        ),
         // Not a product: the generic HTTP/1.1 server and its message parsing (nothing about
         // receipts). Linked through ReceiptServer and used by `receipt-tool serve`.
         .target(name: "HTTPServer", dependencies: ["Internals"], swiftSettings: swiftSettings),

@@ -165,6 +165,14 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         public static let quantity = Name(rawValue: "quantity")
         /// The signed transaction carries no `revocationDate` (it was not refunded or revoked).
         public static let revocation = Name(rawValue: "revocation")
+
+        // MARK: Notifications received
+        /// A notification request body is a JSON object whose `signedPayload` is a string (App Store
+        /// Server Notifications V2, `{"signedPayload": "<JWS>"}`).
+        public static let body = Name(rawValue: "body")
+        /// A verified notification carries a `notificationUUID` (without one it cannot be stored
+        /// once).
+        public static let notificationUUID = Name(rawValue: "notificationUUID")
     }
 
     /// Which check this is.
