@@ -207,6 +207,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ServerNotificationsTests",
+            dependencies: [
+                "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptSigning", "ReceiptVerification", "ServerNotifications",
+                "StoreTesting", "TestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "RMStoreTests", dependencies: ["JWS", "RMStore", "StoreTesting", "TestSupport", "persistence-child"],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -24,6 +24,8 @@ final class PostgresConnection {
             PQfinish(connection)
             throw NotificationStoreError(.unavailable, "cannot connect to PostgreSQL: \(message)")
         }
+        // Server notices (a NOTICE, a WARNING when the server shuts down) are not printed.
+        _ = PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
     }
 

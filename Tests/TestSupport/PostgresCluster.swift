@@ -123,24 +123,18 @@ package final class PostgresCluster: @unchecked Sendable {
     /// Runs a command (as the `postgres` user when this process is root) and waits for it.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], in directory: URL, asServerUser: Bool = true) throws -> String {
-        let process = Process()
+        var program = executable
+        var argv = arguments
         if asServerUser, geteuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+            program = "/usr/sbin/runuser"
+            argv = ["-u", "postgres", "--", executable] + arguments
         }
-        process.currentDirectoryURL = directory
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PostgresClusterError("\(URL(fileURLWithPath: executable).lastPathComponent) exited \(process.terminationStatus): \(text)")
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("pg-command-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let status = try spawnAndWait(program, argv, directory: directory, output: log)
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw PostgresClusterError("\(URL(fileURLWithPath: executable).lastPathComponent) exited \(status): \(text)")
         }
         return text
     }
