@@ -91,7 +91,7 @@ let package = Package(
         // App Store endpoints on HTTPServer: the offline verifyReceipt stand-in (`receipt-tool serve`).
         .target(
             name: "ReceiptServer",
-            dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "ServerNotifications", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
@@ -138,7 +138,7 @@ let package = Package(
             dependencies: [
                 "JWS", "JSON",
                 "ASN1", "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
-                "VerifyReceipt",
+                "ServerNotifications", "VerifyReceipt",
             ],
             swiftSettings: swiftSettings
         ),

@@ -12,6 +12,7 @@ enum Tool {
         MakeCommand.subcommand,
         PKICommand.subcommand,
         ServeCommand.subcommand,
+        NotificationsCommand.subcommand,
     ]
 }
 
@@ -21,7 +22,7 @@ nonisolated let toolOverview = """
     USAGE: receipt-tool <subcommand> [options]
 
     SUBCOMMANDS:
-    \(Tool.subcommands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+    \(Tool.subcommands.map { "  " + $0.name.padding(toLength: 15, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
 
       See 'receipt-tool <subcommand> --help' for detailed help.
     """
