@@ -226,7 +226,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "ReceiptToolTests", dependencies: ["JSON", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport", "receipt-tool"],
+            name: "ReceiptToolTests",
+            dependencies: [
+                "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning", "Receipts", "StoreTesting", "TestSupport", "receipt-tool",
+            ],
             swiftSettings: swiftSettings),
     ]
 )
