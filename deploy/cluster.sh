@@ -97,8 +97,9 @@ start_cluster() {
     if [ ! -d "$state/pg/data" ]; then
         (cd "$state/pg" && as_postgres "$pg_bin/initdb" -D "$state/pg/data" -U postgres --auth=trust -E UTF8 --locale=C >"$state/pg/initdb.log" 2>&1)
     fi
+    # TCP on 127.0.0.1 only (-k '': no Unix socket, whose path could exceed 107 bytes in a deep state directory).
     (cd "$state/pg" && as_postgres "$pg_bin/pg_ctl" -D "$state/pg/data" -l "$state/pg/server.log" -w -t 60 \
-        -o "-p $pg_port -k $state/pg -c listen_addresses=127.0.0.1" start >/dev/null)
+        -o "-p $pg_port -k '' -c listen_addresses=127.0.0.1" start >/dev/null)
     as_postgres "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -qAt \
         -c "SELECT 1 FROM pg_database WHERE datname = 'notifications'" | grep -q 1 ||
         as_postgres "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U postgres notifications
