@@ -82,7 +82,7 @@ let package = Package(
         // transaction. No C type in its API.
         .target(
             name: "ServerNotifications",
-            dependencies: ["CLibPQ", "CSQLite", "Internals", "JSON", "JWS", "ReceiptVerification"],
+            dependencies: ["CLibPQ", "CSQLite", "JSON", "JWS", "ReceiptVerification"],
             swiftSettings: swiftSettings
         ),
         // Not a product: the generic HTTP/1.1 server and its message parsing (nothing about
@@ -157,7 +157,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "JWS", "JSON", "ASN1", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification", "Receipts",
-                "TestSupport",
+                "ServerNotifications", "TestSupport",
             ],
             path: "Benchmarks",
             swiftSettings: swiftSettings

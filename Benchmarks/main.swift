@@ -27,6 +27,8 @@ struct Options {
     var repeatParse: (String, Int)?
     var repeatJWS: (String, Int, Bool)?
     var repeatVerify: (String, String, Int)?
+    var notifications: (store: String, senders: Int, count: Int)?
+    var database: String?
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -49,6 +51,13 @@ struct Options {
             case "--file": file = try value()
             case "--anchor": anchor = try value()
             case "--memory-probe": memoryProbe = try value()
+            case "--notifications":
+                let store = try value()
+                guard let senders = Int(try value()), senders > 0, let count = Int(try value()), count > 0 else {
+                    throw BenchmarkError(description: "--notifications sqlite|postgres SENDERS COUNT")
+                }
+                notifications = (store, senders, count)
+            case "--db": database = try value()
             case "--repeat-verify":
                 // For instruction counting: warm-verify FILE against ANCHOR at its creation date N times.
                 let path = try value()
@@ -79,6 +88,10 @@ struct Options {
                     --quick       only the 1,000-purchase receipt and the real receipts' totals
                     --jws         only the JWS decode measurements (jws-decode, es256-verify)
                     --file PATH   benchmark one receipt; --anchor adds verification against CERT
+                    --notifications sqlite|postgres SENDERS COUNT [--db DIRECTORY|URL]
+                                  acknowledged notifications per second through the receiver and
+                                  the store, commits (SQLite) or WAL syncs (PostgreSQL) per
+                                  notification (scripts/notifications-bench.sh adds fsync counts)
                     """)
                 exit(0)
             default:
@@ -124,6 +137,16 @@ if let (path, anchorPath, count) = options.repeatVerify {
     for _ in 0..<count where verifier.verify(bytes).isValid { valid += 1 }
     print(valid)
     exit(0)
+}
+
+if let (store, senders, count) = options.notifications {
+    do {
+        try NotificationsBenchmark.run(store: store, senders: senders, count: count, location: options.database)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 if let probe = options.memoryProbe {
