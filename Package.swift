@@ -228,7 +228,8 @@ let package = Package(
         .testTarget(
             name: "ReceiptToolTests",
             dependencies: [
-                "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning", "Receipts", "StoreTesting", "TestSupport", "receipt-tool",
+                "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning", "Receipts", "StoreTesting", "TestSupport",
+                "receipt-tool",
             ],
             swiftSettings: swiftSettings),
     ]

@@ -78,7 +78,8 @@ enum NotificationsBenchmark {
             + "acknowledged_per_s=\(String(format: "%.0f", Double(count - failures) / seconds)) failures=\(failures) "
             + "commits=\(commits) commits_per_notification=\(String(format: "%.3f", Double(commits) / Double(count)))"
         if let before = syncsBefore, let after = walSyncs() {
-            line += " pg_wal_syncs=\(after - before) wal_syncs_per_notification=\(String(format: "%.3f", Double(after - before) / Double(count)))"
+            line +=
+                " pg_wal_syncs=\(after - before) wal_syncs_per_notification=\(String(format: "%.3f", Double(after - before) / Double(count)))"
         }
         print(line)
     }

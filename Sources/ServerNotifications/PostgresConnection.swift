@@ -11,8 +11,8 @@ final class PostgresConnection {
         let keywords = parameters.map { strdup($0.0) }
         let values = parameters.map { strdup($0.1) }
         defer {
-            keywords.forEach { free($0) }
-            values.forEach { free($0) }
+            for pointer in keywords { free(pointer) }
+            for pointer in values { free(pointer) }
         }
         let keywordPointers: [UnsafePointer<CChar>?] = keywords.map { UnsafePointer($0) } + [nil]
         let valuePointers: [UnsafePointer<CChar>?] = values.map { UnsafePointer($0) } + [nil]
@@ -45,7 +45,7 @@ final class PostgresConnection {
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws(NotificationStoreError) -> PostgresRows {
         let copies = parameters.map { $0.map { strdup($0) } ?? nil }
-        defer { copies.forEach { free($0) } }
+        defer { for pointer in copies { free(pointer) } }
         let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
         let result: OpaquePointer? =
             parameters.isEmpty

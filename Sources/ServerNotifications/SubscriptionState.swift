@@ -53,7 +53,9 @@ public struct SubscriptionState: Sendable, Hashable {
     /// Derives the state at `date` from `notifications` (those of other original transactions are
     /// ignored). `nil` when none counts.
     public init?(originalTransactionId: String, notifications: [StoredNotification], at date: Date) {
-        self.init(originalTransactionId: originalTransactionId, notifications: notifications, atMilliseconds: StoredNotification.milliseconds(date))
+        self.init(
+            originalTransactionId: originalTransactionId, notifications: notifications,
+            atMilliseconds: StoredNotification.milliseconds(date))
     }
 
     /// Derives the state at `date` (milliseconds since 1970).

@@ -120,7 +120,8 @@ public struct CurlNotificationTransport: NotificationTransport {
         let process = Process()
         process.executableURL = executable
         var arguments = [
-            "--silent", "--show-error", "--output", "/dev/null", "--write-out", "%{http_code}", "--max-time", String(Int(timeout.rounded(.up))),
+            "--silent", "--show-error", "--output", "/dev/null", "--write-out", "%{http_code}", "--max-time",
+            String(Int(timeout.rounded(.up))),
             "--header", "Content-Type: application/json", "--data-binary", "@-",
         ]
         if let certificateAuthority { arguments += ["--cacert", certificateAuthority.path] }
@@ -142,7 +143,8 @@ public struct CurlNotificationTransport: NotificationTransport {
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         if let status = Int(code.trimmingCharacters(in: .whitespacesAndNewlines)), status > 0 { return .status(status) }
-        return .failed(message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "curl exited \(process.terminationStatus)" : message)
+        return .failed(
+            message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "curl exited \(process.terminationStatus)" : message)
     }
 }
 
@@ -169,7 +171,8 @@ public struct NotificationDelivery: Sendable, Hashable {
     /// Equal when the same notification has the same history.
     public static func == (lhs: NotificationDelivery, rhs: NotificationDelivery) -> Bool {
         lhs.notificationUUID == rhs.notificationUUID && lhs.attempts.count == rhs.attempts.count
-            && zip(lhs.attempts, rhs.attempts).allSatisfy { $0.due == $1.due && $0.result == $1.result } && lhs.nextAttempt == rhs.nextAttempt
+            && zip(lhs.attempts, rhs.attempts).allSatisfy { $0.due == $1.due && $0.result == $1.result }
+            && lhs.nextAttempt == rhs.nextAttempt
     }
 
     /// Hashes the identity and history size.

@@ -683,7 +683,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         var events: [(NotificationType, NotificationSubtype?, String, String?)] = []
         for key in subscriptions.keys.sorted() {
             guard var state = subscriptions[key] else { continue }
-            while state.autoRenews, !state.inBillingRetry, state.expirationDate <= now, let next = state.period.advance(state.expirationDate) {
+            while state.autoRenews, !state.inBillingRetry, state.expirationDate <= now,
+                let next = state.period.advance(state.expirationDate)
+            {
                 if let grace = billingFailures[state.productIdentifier] {
                     state.inBillingRetry = true
                     state.gracePeriodExpires = grace > 0 ? state.expirationDate.addingTimeInterval(grace) : nil
@@ -715,7 +717,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             }
             if !state.autoRenews, !state.expiryNotified, state.expirationDate <= now {
                 state.expiryNotified = true
-                let revoked = purchases.contains { $0.receiptEntry.originalTransactionIdentifier == key && $0.receiptEntry.cancellationDate != nil }
+                let revoked = purchases.contains {
+                    $0.receiptEntry.originalTransactionIdentifier == key && $0.receiptEntry.cancellationDate != nil
+                }
                 if !revoked { events.append((.expired, .voluntary, key, nil)) }
             }
             subscriptions[key] = state
@@ -791,7 +795,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     public func subscriptionStatus(originalTransactionIdentifier original: String) -> SubscriptionStatus? {
         guard let state = subscriptions[original] else { return nil }
         let now = clock.now
-        let revoked = purchases.contains { $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil }
+        let revoked = purchases.contains {
+            $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil
+        }
         if revoked { return .revoked }
         if state.inBillingRetry { return state.gracePeriodExpires.map { $0 > now } == true ? .billingGracePeriod : .billingRetry }
         return state.expirationDate > now ? .active : .expired

@@ -82,7 +82,8 @@ enum NotificationsCommand {
     }
 
     static func list(_ args: Arguments, location: String) throws -> Int32 {
-        var query = NotificationQuery(notificationType: args.value("--type"), originalTransactionId: args.value("--original-transaction-id"))
+        var query = NotificationQuery(
+            notificationType: args.value("--type"), originalTransactionId: args.value("--original-transaction-id"))
         if let text = args.value("--since") { query.signedSince = StoredNotification.milliseconds(try date(text, option: "--since")) }
         if let text = args.value("--limit") {
             guard let limit = Int(text), limit >= 0 else { throw UsageError("--limit must be a number, found \(text)") }
@@ -100,7 +101,8 @@ enum NotificationsCommand {
             if args.flag("--json") {
                 printOut(json(row, payload: withPayload))
             } else {
-                var line = "\(text(row.signedDate)) \(row.notificationType ?? "?")\(row.subtype.map { "/\($0)" } ?? "") \(row.notificationUUID)"
+                var line =
+                    "\(text(row.signedDate)) \(row.notificationType ?? "?")\(row.subtype.map { "/\($0)" } ?? "") \(row.notificationUUID)"
                 if let original = row.originalTransactionId { line += " original=\(original)" }
                 if let transaction = row.transactionId { line += " transaction=\(transaction)" }
                 if let product = row.productId { line += " product=\(product)" }
@@ -145,7 +147,9 @@ enum NotificationsCommand {
         } catch {
             throw ToolFailure("cannot read \(location): \(error.reason)")
         }
-        guard let state else { throw ToolFailure("no notification of original transaction \(original) signed by \(text(StoredNotification.milliseconds(at)))") }
+        guard let state else {
+            throw ToolFailure("no notification of original transaction \(original) signed by \(text(StoredNotification.milliseconds(at)))")
+        }
         if args.flag("--json") {
             var json = JSONWriter(indent: 0)
             json.beginObject()

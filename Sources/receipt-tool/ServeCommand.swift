@@ -1,8 +1,8 @@
 import Foundation
 import HTTPServer
+import JWS
 import ReceiptCrypto
 import ReceiptServer
-import JWS
 import ReceiptVerification
 import Receipts
 import ServerNotifications
@@ -156,7 +156,8 @@ enum ServeCommand {
                 environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
             appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
             transactionReceiptVerifier: transactionVerifier)
-        let notifications = try notificationsEndpoint(args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time)
+        let notifications = try notificationsEndpoint(
+            args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time)
         let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications)
         let server = HTTPServer(configuration: configuration, handler: LoggingEndpoint(routes: routes, quiet: quiet))
         do {

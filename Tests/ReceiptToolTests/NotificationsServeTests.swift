@@ -40,7 +40,9 @@ import Testing
         store.advanceClock(by: 31 * 86_400)
         // A refund of the current period of the third subscription.
         let third = store.purchaseHistory[2].originalTransactionIdentifier
-        store.refund(transactionIdentifier: try #require(store.purchaseHistory.last { $0.originalTransactionIdentifier == third }).transactionIdentifier)
+        store.refund(
+            transactionIdentifier: try #require(store.purchaseHistory.last { $0.originalTransactionIdentifier == third })
+                .transactionIdentifier)
         try sender.sendTestNotification()
         store.processAllEvents()
         try await onThread { sender.waitUntilIdle() }
@@ -111,7 +113,8 @@ import Testing
         // Health reports the store.
         let health = try RawHTTPConnection(port: server.port).sendAndRead("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(health.status == 200)
-        #expect(health.bodyText.contains(#""notifications":{"path":"/notifications","store":"sqlite","location":"\#(database)","status":"ok""#))
+        #expect(
+            health.bodyText.contains(#""notifications":{"path":"/notifications","store":"sqlite","location":"\#(database)","status":"ok""#))
         let stopped = server.stop(signal: SIGTERM)
         #expect(stopped.status == 0)
     }
@@ -132,7 +135,8 @@ import Testing
                     json["active"] as? Bool == (status == .active || status == .billingGracePeriod), "\(original) \(status)",
                     sourceLocation: sourceLocation)
                 #expect(json["revoked"] as? Bool == (status == .revoked), "\(original)", sourceLocation: sourceLocation)
-                #expect(json["autoRenewStatus"] as? Int64 == renewal?.autoRenewStatus.rawValue, "\(original)", sourceLocation: sourceLocation)
+                #expect(
+                    json["autoRenewStatus"] as? Int64 == renewal?.autoRenewStatus.rawValue, "\(original)", sourceLocation: sourceLocation)
             } else {
                 // A one-time purchase: active unless revoked, no renewal.
                 #expect(json["active"] as? Bool == (latest?.cancellationDate == nil), "\(original)", sourceLocation: sourceLocation)
@@ -251,7 +255,9 @@ import Testing
         for (uuid, body) in bodies {
             concurrentlyRun(2) { which in
                 let response = F.post(port: instances[which].port, body)
-                let status = response.map { $0.status == 200 ? ($0.bodyText.contains("accepted") ? "accepted" : "duplicate") : "\($0.status)" }
+                let status = response.map {
+                    $0.status == 200 ? ($0.bodyText.contains("accepted") ? "accepted" : "duplicate") : "\($0.status)"
+                }
                 answers.withLock { $0[uuid, default: []].append(status ?? "no answer") }
             }
         }

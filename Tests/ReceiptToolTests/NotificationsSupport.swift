@@ -41,7 +41,8 @@ enum NotificationFixtures {
         let now = clock.now
         let purchase = ReceiptInAppPurchase(
             productIdentifier: monthly, transactionIdentifier: "2000000000000002", originalTransactionIdentifier: "2000000000000001",
-            purchaseDate: now, originalPurchaseDate: now.addingTimeInterval(-30 * 86_400), expirationDate: now.addingTimeInterval(30 * 86_400),
+            purchaseDate: now, originalPurchaseDate: now.addingTimeInterval(-30 * 86_400),
+            expirationDate: now.addingTimeInterval(30 * 86_400),
             webOrderLineItemID: 2_000_000_000_000_100, productType: .autoRenewableSubscription)
         let issuer = JWSIssuer(pki: pki, environment: .production)
         let transaction = try issuer.issueTransaction(
@@ -50,7 +51,8 @@ enum NotificationFixtures {
             RenewalInfoContents(
                 originalTransactionIdentifier: "2000000000000001", productIdentifier: monthly, autoRenewStatus: .on, signedDate: now))
         let sender = try sender(url: URL(fileURLWithPath: "/"), clock: clock)
-        let event = ServerNotificationEvent(type: .didRenew, signedTransactionInfo: transaction, signedRenewalInfo: renewal, status: .active)
+        let event = ServerNotificationEvent(
+            type: .didRenew, signedTransactionInfo: transaction, signedRenewalInfo: renewal, status: .active)
         return try (0..<count).map { index in
             let uuid = String(format: "6b9f2e1a-0000-4000-8000-%012d", index)
             return (uuid, try sender.signedBody(for: event, notificationUUID: uuid, signedDate: now))
@@ -114,4 +116,3 @@ enum NotificationFixtures {
         date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 }
-

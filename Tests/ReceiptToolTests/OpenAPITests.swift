@@ -49,11 +49,13 @@ enum Schemathesis {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: st)
         process.arguments = [
-            "run", Schemathesis.description, "--url", server.baseURL, "--checks", "all", "--exclude-checks", "negative_data_rejection,positive_data_acceptance",
+            "run", Schemathesis.description, "--url", server.baseURL, "--checks", "all", "--exclude-checks",
+            "negative_data_rejection,positive_data_acceptance",
             "--max-examples", "60", "--seed", "13", "--no-color", "--workers", "1",
             // Every warning but validation_mismatch, which says what the comment above explains:
             // generated notification bodies are (rightly) rejected.
-            "--warnings", "missing_auth,missing_test_data,base_url_mismatch,missing_deserializer,unused_openapi_auth,unsupported_regex,method_not_allowed",
+            "--warnings",
+            "missing_auth,missing_test_data,base_url_mismatch,missing_deserializer,unused_openapi_auth,unsupported_regex,method_not_allowed",
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["SCHEMATHESIS_TELEMETRY"] = "false"

@@ -68,14 +68,18 @@ struct ScaleOutTests {
         store.setBillingFailure(true, productIdentifier: F.monthly, gracePeriod: 16 * 86_400)
         store.advanceClock(by: 31 * 86_400)
         let second = store.purchaseHistory[1].originalTransactionIdentifier
-        store.refund(transactionIdentifier: try #require(store.purchaseHistory.last { $0.originalTransactionIdentifier == second }).transactionIdentifier)
+        store.refund(
+            transactionIdentifier: try #require(store.purchaseHistory.last { $0.originalTransactionIdentifier == second })
+                .transactionIdentifier)
         try sender.sendTestNotification()
         store.processAllEvents()
         try await onThread { sender.waitUntilIdle() }
 
         let deliveries = sender.deliveries
         let types = Set(deliveries.map(\.event.type.rawValue))
-        #expect(types.isSuperset(of: ["SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "DID_FAIL_TO_RENEW", "REFUND", "TEST"]), "\(types)")
+        #expect(
+            types.isSuperset(of: ["SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "DID_FAIL_TO_RENEW", "REFUND", "TEST"]),
+            "\(types)")
         for delivery in deliveries {
             #expect(delivery.attempts.map(\.result) == [.status(200)], "\(delivery.event.type): \(delivery.attempts.map(\.result))")
         }
@@ -99,7 +103,8 @@ struct ScaleOutTests {
         var values: [String: String] = [:]
         for line in text.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { continue }
-            values[String(line[..<equals])] = String(line[line.index(after: equals)...]).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            values[String(line[..<equals])] = String(line[line.index(after: equals)...]).trimmingCharacters(
+                in: CharacterSet(charactersIn: "\""))
         }
         return values
     }

@@ -1,7 +1,7 @@
 import Foundation
+import Internals
 import JSON
 import JWS
-import Internals
 import ReceiptSigning
 import ReceiptVerification
 import ServerNotifications
@@ -67,7 +67,10 @@ import Testing
         let purchase = try #require(app.store.purchaseHistory.first)
         let now = app.clock.now
 
-        func sender(signer: JWSSigner = pki.jwsSigner(), bundle: String = IDs.bundle, appAppleId: Int64 = IDs.appAppleId, environment: Environment = .production)
+        func sender(
+            signer: JWSSigner = pki.jwsSigner(), bundle: String = IDs.bundle, appAppleId: Int64 = IDs.appAppleId,
+            environment: Environment = .production
+        )
             -> AppStoreNotificationSender
         {
             AppStoreNotificationSender(
@@ -126,7 +129,8 @@ import Testing
     @Test func rejectsANotificationWithoutUUID() throws {
         let store = try SQLiteNotificationStore(path: temporaryDatabase())
         let receiving = try receiver(store: store)
-        let json = #"{"notificationType":"TEST","data":{"appAppleId":531412,"bundleId":"com.example.app","environment":"Production"},"version":"2.0","signedDate":1700000000000}"#
+        let json =
+            #"{"notificationType":"TEST","data":{"appAppleId":531412,"bundleId":"com.example.app","environment":"Production"},"version":"2.0","signedDate":1700000000000}"#
         let token = try PKIs.jws.get().jwsSigner().sign(payload: Array(json.utf8))
         guard case .rejected(let rejection) = receiving.receive(body: Array(#"{"signedPayload":"\#(token)"}"#.utf8)) else {
             Issue.record("accepted without a UUID")

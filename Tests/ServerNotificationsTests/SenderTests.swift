@@ -59,7 +59,8 @@ import Testing
 
     /// Nobody listening: after the five retries of the schedule the notification is abandoned.
     @Test func abandonsAfterFiveRetries() async throws {
-        let app = try SimulatedApp(transport: URLSessionNotificationTransport(timeout: 5), url: URL(string: "http://127.0.0.1:9/n") ?? URL(fileURLWithPath: "/"))
+        let app = try SimulatedApp(
+            transport: URLSessionNotificationTransport(timeout: 5), url: URL(string: "http://127.0.0.1:9/n") ?? URL(fileURLWithPath: "/"))
         try app.sender.sendTestNotification()
         app.advance(days: 30)
         await waitIdle(app)

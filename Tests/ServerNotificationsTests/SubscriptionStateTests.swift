@@ -32,7 +32,9 @@ import Testing
     /// simulation's; read at an earlier date it is the state of then.
     @Test func outOfOrderDeliveryGivesTheSameState() throws {
         // Collect the signed bodies (the transport stores nothing: every attempt is refused).
-        let collecting = try SimulatedApp(transport: CurlNotificationTransport(), url: URL(string: "http://127.0.0.1:9/n") ?? URL(fileURLWithPath: "/"), retrySchedule: [])
+        let collecting = try SimulatedApp(
+            transport: CurlNotificationTransport(), url: URL(string: "http://127.0.0.1:9/n") ?? URL(fileURLWithPath: "/"), retrySchedule: []
+        )
         let original = collecting.buy(IDs.monthly)
         collecting.advance(days: 31)  // DID_RENEW
         let afterFirstRenewal = collecting.clock.now

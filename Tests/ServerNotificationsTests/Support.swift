@@ -99,7 +99,8 @@ func temporaryDatabase(_ label: String = #function) -> String {
 /// A row with only what a store needs.
 func row(_ uuid: String, type: String = "TEST", original: String? = nil, signed: Int64? = nil) -> StoredNotification {
     StoredNotification(
-        notificationUUID: uuid, notificationType: type, signedDate: signed, receivedDate: 1_700_000_000_000, originalTransactionId: original,
+        notificationUUID: uuid, notificationType: type, signedDate: signed, receivedDate: 1_700_000_000_000,
+        originalTransactionId: original,
         signedPayload: "payload-\(uuid)")
 }
 

@@ -19,7 +19,9 @@ package final class PostgresCluster: @unchecked Sendable {
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
         for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
             let bin = root.appendingPathComponent(version).appendingPathComponent("bin")
-            if ["initdb", "pg_ctl", "postgres"].allSatisfy({ FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent($0).path) }) {
+            if ["initdb", "pg_ctl", "postgres"].allSatisfy({
+                FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent($0).path)
+            }) {
                 return bin
             }
         }
@@ -108,7 +110,8 @@ package final class PostgresCluster: @unchecked Sendable {
         stopped.unlock()
         guard !already, let bin = Self.binDirectory else { return }
         _ = try? Self.run(
-            bin.appendingPathComponent("pg_ctl").path, ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"],
+            bin.appendingPathComponent("pg_ctl").path,
+            ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"],
             in: directory)
         try? FileManager.default.removeItem(at: directory)
     }

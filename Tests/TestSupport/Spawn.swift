@@ -23,16 +23,20 @@ package func spawnAndWait(
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
     // glibc 2.34's closefrom and 2.29's chdir actions, looked up at run time (Swift does not import
     // these GNU extensions).
-    guard let closeFrom = GNUSpawnActions.closeFrom else { throw SpawnError("posix_spawn_file_actions_addclosefrom_np is missing (glibc < 2.34)") }
+    guard let closeFrom = GNUSpawnActions.closeFrom else {
+        throw SpawnError("posix_spawn_file_actions_addclosefrom_np is missing (glibc < 2.34)")
+    }
     _ = closeFrom(&actions, 3)
     if let directory {
-        guard let changeDirectory = GNUSpawnActions.changeDirectory else { throw SpawnError("posix_spawn_file_actions_addchdir_np is missing") }
+        guard let changeDirectory = GNUSpawnActions.changeDirectory else {
+            throw SpawnError("posix_spawn_file_actions_addchdir_np is missing")
+        }
         _ = changeDirectory(&actions, directory.path)
     }
     let argv = ([executable] + arguments).map { strdup($0) }
-    defer { argv.forEach { free($0) } }
+    defer { for pointer in argv { free(pointer) } }
     let variables = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") }
-    defer { variables.forEach { free($0) } }
+    defer { for pointer in variables { free(pointer) } }
     var pid = pid_t()
     let status = posix_spawn(&pid, executable, &actions, nil, argv + [nil], variables + [nil])
     guard status == 0 else { throw SpawnError("cannot start \(executable): \(String(cString: strerror(status)))") }
