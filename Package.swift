@@ -200,9 +200,9 @@ let package = Package(
         .testTarget(
             name: "ReceiptServerTests",
             dependencies: [
-                "JSON",
+                "JSON", "JWS",
                 "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
-                "TestSupport", "VerifyReceipt",
+                "ServerNotifications", "TestSupport", "VerifyReceipt",
             ],
             swiftSettings: swiftSettings
         ),

@@ -166,7 +166,11 @@ enum ServeCommand {
             throw ToolFailure("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
         let signals = server.stopOnSignals()
-        let store = notifications.map { " notifications → \($0.receiver.store.health().kind) \($0.receiver.store.health().location)" } ?? ""
+        let store =
+            notifications.map { endpoint in
+                let health = endpoint.receiver.store.health()
+                return " notifications → \(health.kind) \(health.location)"
+            } ?? ""
         printOut(
             "receipt-tool serve: listening on http://\(configuration.host):\(server.port) (\(environment.rawValue.lowercased()))\(store)")
         server.waitUntilStopped()
