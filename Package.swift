@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "StoreTesting", targets: ["StoreTesting"]),
         .library(name: "RMStoreVerifiers", targets: ["RMStoreVerifiers"]),
         .library(name: "VerifyReceipt", targets: ["VerifyReceipt"]),
+        .library(name: "ServerNotifications", targets: ["ServerNotifications"]),
         .library(name: "ReceiptServer", targets: ["ReceiptServer"]),
         .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .executable(name: "receipt-tool", targets: ["receipt-tool"]),
@@ -72,13 +73,26 @@ let package = Package(
         // verifyReceipt messages, status codes and the HTTP client (production → sandbox routing).
         // No server: apps that call Apple, and the store verifiers, link no socket server.
         .target(name: "VerifyReceipt", dependencies: ["JSON", "Internals", "Receipts"], swiftSettings: swiftSettings),
+        // SQLite 3 and libpq (PostgreSQL's client) as system libraries; ServerNotifications is the one
+        // Swift module that imports each.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // App Store Server Notifications V2 received without HTTP: verify, store durably, then
+        // acknowledge; the NotificationStore protocol with SQLite (one machine, group commit) and
+        // PostgreSQL (several instances sharing one store); subscription state derived per original
+        // transaction. No C type in its API.
+        .target(
+            name: "ServerNotifications",
+            dependencies: ["CLibPQ", "CSQLite", "JSON", "JWS", "ReceiptVerification"],
+            swiftSettings: swiftSettings
+        ),
         // Not a product: the generic HTTP/1.1 server and its message parsing (nothing about
         // receipts). Linked through ReceiptServer and used by `receipt-tool serve`.
         .target(name: "HTTPServer", dependencies: ["Internals"], swiftSettings: swiftSettings),
         // App Store endpoints on HTTPServer: the offline verifyReceipt stand-in (`receipt-tool serve`).
         .target(
             name: "ReceiptServer",
-            dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "VerifyReceipt"],
+            dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "ServerNotifications", "VerifyReceipt"],
             swiftSettings: swiftSettings
         ),
         // The App Store Server API client (ES256 bearer tokens from a .p8, every endpoint, every JWS
@@ -138,7 +152,7 @@ let package = Package(
             dependencies: [
                 "AppStoreServerAPI", "JWS", "JSON",
                 "ASN1", "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
-                "VerifyReceipt",
+                "ServerNotifications", "VerifyReceipt",
             ],
             swiftSettings: swiftSettings
         ),
@@ -157,7 +171,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "JWS", "JSON", "ASN1", "CYardsticks", "CryptoBaselines", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification",
-                "Receipts", "TestSupport",
+                "Receipts", "ServerNotifications", "TestSupport",
             ],
             path: "Benchmarks",
             swiftSettings: swiftSettings
@@ -200,9 +214,17 @@ let package = Package(
         .testTarget(
             name: "ReceiptServerTests",
             dependencies: [
-                "JSON",
+                "JSON", "JWS",
                 "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
-                "TestSupport", "VerifyReceipt",
+                "ServerNotifications", "TestSupport", "VerifyReceipt",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ServerNotificationsTests",
+            dependencies: [
+                "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptSigning", "ReceiptVerification", "ServerNotifications",
+                "StoreTesting", "TestSupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -219,10 +241,12 @@ let package = Package(
         ),
         .testTarget(
             name: "AppStoreServerAPITests",
-            // The client against the simulated App Store Server API, served on 127.0.0.1.
+            // The client against the simulated App Store Server API, served on 127.0.0.1, and its test
+            // notifications received by the notifications endpoint `serve` mounts.
             dependencies: [
-                "AppStoreServerAPI", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning",
-                "ReceiptVerification", "Receipts", "StoreTesting", "TestSupport",
+                "AppStoreServerAPI", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptServer",
+                "ReceiptSigning",
+                "ReceiptVerification", "Receipts", "ServerNotifications", "StoreTesting", "TestSupport",
             ],
             swiftSettings: swiftSettings
         ),

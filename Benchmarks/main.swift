@@ -34,6 +34,8 @@ struct Options {
     var repeatVerify: (String, String, Int)?
     var repeatJWSVerify: (String, Int)?
     var repeatES256: (String, Int)?
+    var notifications: (store: String, senders: Int, count: Int)?
+    var database: String?
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -57,6 +59,13 @@ struct Options {
             case "--file": file = try value()
             case "--anchor": anchor = try value()
             case "--memory-probe": memoryProbe = try value()
+            case "--notifications":
+                let store = try value()
+                guard let senders = Int(try value()), senders > 0, let count = Int(try value()), count > 0 else {
+                    throw BenchmarkError(description: "--notifications sqlite|postgres SENDERS COUNT")
+                }
+                notifications = (store, senders, count)
+            case "--db": database = try value()
             case "--repeat-verify":
                 // For instruction counting: warm-verify FILE against ANCHOR at its creation date N times.
                 let path = try value()
@@ -131,6 +140,10 @@ struct Options {
                     --repeat-jws-verify FILE N     warm-verify the JWS in FILE N times
                     --repeat-es256 FILE N          one bare ES256 verify of the JWS in FILE, N times
                     --write-corpus DIR             write 1.der, 1000.der, 10000.der and root.der to DIR
+                    --notifications sqlite|postgres SENDERS COUNT [--db DIRECTORY|URL]
+                                  acknowledged notifications per second through the receiver and
+                                  the store, commits (SQLite) or WAL syncs (PostgreSQL) per
+                                  notification (scripts/notifications-bench.sh adds fsync counts)
                     """)
                 exit(0)
             default:
@@ -236,6 +249,16 @@ if let (path, count) = options.repeatES256 {
     for _ in 0..<count where key.verify(signature: signature, over: input, digest: .sha256) { valid += 1 }
     print(valid)
     exit(0)
+}
+
+if let (store, senders, count) = options.notifications {
+    do {
+        try NotificationsBenchmark.run(store: store, senders: senders, count: count, location: options.database)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 if let probe = options.memoryProbe {

@@ -6,7 +6,8 @@
 //   target's dependencies);
 // - a declared library target that no source of the target imports (a false edge in the graph);
 //   executables are exempt, since tests depend on them to have them built, not to import them;
-// - COpenSSL imported anywhere but ReceiptCrypto and CryptoBaselines;
+// - COpenSSL imported anywhere but ReceiptCrypto and CryptoBaselines, CSQLite or CLibPQ anywhere
+//   but ServerNotifications;
 // - a product whose targets reach CryptoBaselines, CYardsticks or TestSupport.
 // - a README.md whose Layout section misses a target's directory, or whose import graph (the
 //   block after "What each module imports") differs from what the sources import.
@@ -109,6 +110,11 @@ for target in targets.values.sorted(by: { $0.name < $1.name }) where target.type
     }
     if packageImports.contains("COpenSSL"), !["ReceiptCrypto", "CryptoBaselines"].contains(target.name) {
         problems.append("\(target.name) imports COpenSSL (only ReceiptCrypto and CryptoBaselines may)")
+    }
+    // SQLite and libpq each have one Swift owner.
+    for (library, owner) in [("CSQLite", "ServerNotifications"), ("CLibPQ", "ServerNotifications")]
+    where packageImports.contains(library) && target.name != owner {
+        problems.append("\(target.name) imports \(library) (only \(owner) may)")
     }
 }
 

@@ -187,6 +187,14 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         public static let quantity = Name(rawValue: "quantity", id: 42)
         /// The signed transaction carries no `revocationDate` (it was not refunded or revoked).
         public static let revocation = Name(rawValue: "revocation", id: 43)
+
+        // MARK: Notifications received
+        /// A notification request body is a JSON object whose `signedPayload` is a string (App Store
+        /// Server Notifications V2, `{"signedPayload": "<JWS>"}`).
+        public static let body = Name(rawValue: "body", id: 44)
+        /// A verified notification carries a `notificationUUID` (without one it cannot be stored
+        /// once).
+        public static let notificationUUID = Name(rawValue: "notificationUUID", id: 45)
     }
 
     /// Which check this is.

@@ -70,6 +70,8 @@ public struct RenewalInfoContents: Sendable, Hashable {
     public var expirationIntent: ExpirationIntent?
     /// `isInBillingRetryPeriod`.
     public var isInBillingRetryPeriod: Bool?
+    /// `gracePeriodExpiresDate`: the end of the billing grace period, while in one.
+    public var gracePeriodExpiresDate: Date?
     /// `recentSubscriptionStartDate`: the start of the latest run of continuous subscription.
     public var recentSubscriptionStartDate: Date?
     /// `renewalDate`: when the subscription renews (while it renews).
@@ -88,9 +90,10 @@ public struct RenewalInfoContents: Sendable, Hashable {
         originalTransactionIdentifier: String, productIdentifier: String, autoRenewProductIdentifier: String? = nil,
         autoRenewStatus: AutoRenewStatus, expirationIntent: ExpirationIntent? = nil, isInBillingRetryPeriod: Bool? = false,
         recentSubscriptionStartDate: Date? = nil, renewalDate: Date? = nil, renewalPrice: Decimal? = nil, currency: String? = nil,
-        appAccountToken: UUID? = nil, signedDate: Date
+        appAccountToken: UUID? = nil, gracePeriodExpiresDate: Date? = nil, signedDate: Date
     ) {
         self.originalTransactionIdentifier = originalTransactionIdentifier
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
         self.productIdentifier = productIdentifier
         self.autoRenewProductIdentifier = autoRenewProductIdentifier ?? productIdentifier
         self.autoRenewStatus = autoRenewStatus
@@ -208,6 +211,9 @@ public struct JWSIssuer: JWSIssuing {
         json.string("productId", contents.productIdentifier)
         json.number("autoRenewStatus", String(contents.autoRenewStatus.rawValue))
         if let retrying = contents.isInBillingRetryPeriod { json.bool("isInBillingRetryPeriod", retrying) }
+        if let grace = contents.gracePeriodExpiresDate {
+            json.number("gracePeriodExpiresDate", try Self.milliseconds(grace, "gracePeriodExpiresDate"))
+        }
         json.number("signedDate", try Self.milliseconds(contents.signedDate, "signedDate"))
         json.string("environment", environment.rawValue)
         if let start = contents.recentSubscriptionStartDate {

@@ -68,6 +68,18 @@ public enum PurchaseOutcome: Sendable {
 /// and ``subscriptionGroupStatuses()`` sign the current state on demand (revocation fields after
 /// ``refund(transactionIdentifier:reason:)``), as the App Store Server API would serve it.
 ///
+/// ## Server notifications
+/// With a ``notificationSender``, what happens is also told to a server as App Store Server
+/// Notifications V2, each carrying the transaction and renewal info signed at that moment:
+/// `SUBSCRIBED` (`INITIAL_BUY`) and `ONE_TIME_CHARGE` for purchases, `DID_RENEW` for renewals
+/// (`BILLING_RECOVERY` after a billing retry), `DID_CHANGE_RENEWAL_STATUS` from
+/// ``setAutoRenew(_:productIdentifier:)``, `EXPIRED` (`VOLUNTARY`, or `BILLING_RETRY` when billing
+/// never recovered), `DID_FAIL_TO_RENEW` (`GRACE_PERIOD` with a grace period) and
+/// `GRACE_PERIOD_EXPIRED` from ``setBillingFailure(_:productIdentifier:gracePeriod:)``, `REFUND`
+/// from ``refund(transactionIdentifier:reason:)`` and `REVOKE` from
+/// ``revokeFamilySharing(transactionIdentifier:)``. Retries due on the simulated clock go out when
+/// it advances.
+///
 /// ## Isolation
 /// Main-actor isolated, like the protocols it implements; observers are called on the main actor.
 @MainActor
@@ -87,6 +99,9 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     /// Signs StoreKit 2 data (nil: transactions carry no `jwsRepresentation`). See the type's
     /// documentation.
     public var jwsIssuer: (any JWSIssuing)?
+    /// Sends App Store Server Notifications V2 for what happens (nil: none). Needs ``jwsIssuer``
+    /// for the signed transactions and renewal info the notifications carry.
+    public var notificationSender: AppStoreNotificationSender?
     /// The simulated time: purchase dates, expiry dates and receipt dates come from it.
     public let clock: SimulatedClock
     /// Where finished store-hosted downloads are written.
@@ -130,6 +145,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     /// The error of the last failed JWS issue for a reported transaction, if any (that transaction
     /// was reported without a `jwsRepresentation`).
     public private(set) var lastJWSError: (any Error)?
+    /// The error of the last notification that could not be signed, if any (it was not sent).
+    public private(set) var lastNotificationError: (any Error)?
 
     private var observers: [WeakQueueObserver] = []
     private var events: [@MainActor () -> Void] = []
@@ -142,6 +159,7 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     private var purchases: [PurchaseRecord] = []
     private var subscriptions: [String: SubscriptionState] = [:]
     private var downloads: [String: DownloadRecord] = [:]
+    private var billingFailures: [String: TimeInterval] = [:]
     private var random: SplitMix64
     private var lastTransactionNumber: UInt64
     private var lastWebOrderLineItemID: Int64
@@ -390,6 +408,11 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         unfinishedTransactions.append(transaction)
         issueReceiptAfterPurchase()
         deliver(transactions: [transaction])
+        if product.kind == .autoRenewableSubscription {
+            notify(.subscribed, .initialBuy, original: identifier, transaction: identifier)
+        } else {
+            notify(.oneTimeCharge, nil, original: nil, transaction: identifier)
+        }
     }
 
     /// Removes the transaction from ``unfinishedTransactions`` and records its identifier in
@@ -598,20 +621,50 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     public func advanceClock(by interval: TimeInterval) {
         clock.advance(by: interval)
         renewDueSubscriptions()
+        notificationSender?.deliverDueRetries()
     }
 
     /// Turns auto-renewal of a subscription chain (by any of its product's chains) off or on.
     public func setAutoRenew(_ autoRenews: Bool, productIdentifier: String) {
+        var changed: [String] = []
         for (key, var state) in subscriptions where state.productIdentifier == productIdentifier {
+            if state.autoRenews != autoRenews, state.expiryNotified == false { changed.append(key) }
             state.autoRenews = autoRenews
             subscriptions[key] = state
         }
+        for key in changed.sorted() {
+            notify(.didChangeRenewalStatus, autoRenews ? .autoRenewEnabled : .autoRenewDisabled, original: key, transaction: nil)
+        }
     }
+
+    /// Makes renewals of a product fail (a card that no longer pays) or succeed again. At its
+    /// renewal date a failing subscription enters billing retry (`DID_FAIL_TO_RENEW`, subtype
+    /// `GRACE_PERIOD` when `gracePeriod` is positive) and, with a grace period, stays entitled
+    /// until it ends (`GRACE_PERIOD_EXPIRED` then); when renewals succeed again during billing
+    /// retry it renews at once (`DID_RENEW`, `BILLING_RECOVERY`); after 60 days of billing retry it
+    /// expires (`EXPIRED`, `BILLING_RETRY`).
+    public func setBillingFailure(_ fails: Bool, productIdentifier: String, gracePeriod: TimeInterval = 0) {
+        billingFailures[productIdentifier] = fails ? max(0, gracePeriod) : nil
+        renewDueSubscriptions()
+    }
+
+    /// How long the App Store retries billing before the subscription expires: 60 days.
+    public static let billingRetryPeriod: TimeInterval = 60 * 86_400
 
     /// Refunds a purchase: its receipt entry gets a cancellation date (now), its signed
     /// transaction from then on `revocationDate` (the same date) and `revocationReason`, and a
     /// refunded subscription stops renewing. A new receipt is issued.
     public func refund(transactionIdentifier: String, reason: RevocationReason = .other) {
+        revoke(transactionIdentifier: transactionIdentifier, reason: reason, notification: .refund)
+    }
+
+    /// Revokes a purchase shared through Family Sharing (the purchaser stopped sharing it): the same
+    /// revocation fields as ``refund(transactionIdentifier:reason:)``, told as `REVOKE`.
+    public func revokeFamilySharing(transactionIdentifier: String) {
+        revoke(transactionIdentifier: transactionIdentifier, reason: .other, notification: .revoke)
+    }
+
+    private func revoke(transactionIdentifier: String, reason: RevocationReason, notification: NotificationType) {
         guard let index = purchases.firstIndex(where: { $0.receiptEntry.transactionIdentifier == transactionIdentifier }) else { return }
         purchases[index].receiptEntry.cancellationDate = clock.now
         purchases[index].revocationReason = reason
@@ -621,48 +674,133 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             subscriptions[original] = state
         }
         issueReceiptAfterPurchase()
+        notify(notification, nil, original: subscriptions[original] != nil ? original : nil, transaction: transactionIdentifier)
     }
 
     private func renewDueSubscriptions() {
         let now = clock.now
         var renewals: [PaymentTransaction] = []
+        var events: [(NotificationType, NotificationSubtype?, String, String?)] = []
         for key in subscriptions.keys.sorted() {
             guard var state = subscriptions[key] else { continue }
-            while state.autoRenews, state.expirationDate <= now, let next = state.period.advance(state.expirationDate) {
-                let identifier = nextTransactionIdentifier()
-                let webOrder = nextWebOrderLineItemID()
-                let payment = Payment(productIdentifier: state.productIdentifier, applicationUsername: state.applicationUsername)
-                var transaction = PaymentTransaction(
-                    identifier: identifier,
-                    state: .purchased,
-                    payment: payment,
-                    date: state.expirationDate,
-                    original: OriginalTransaction(identifier: state.originalTransactionIdentifier, date: state.originalPurchaseDate),
-                    expirationDate: next,
-                    webOrderLineItemID: webOrder
-                )
-                let entry = ReceiptInAppPurchase(
-                    productIdentifier: state.productIdentifier,
-                    transactionIdentifier: identifier,
-                    originalTransactionIdentifier: state.originalTransactionIdentifier,
-                    purchaseDate: state.expirationDate,
-                    originalPurchaseDate: state.originalPurchaseDate,
-                    expirationDate: next,
-                    webOrderLineItemID: webOrder,
-                    productType: .autoRenewableSubscription
-                )
-                let record = makeRecord(entry, applicationUsername: state.applicationUsername, reason: .renewal)
-                transaction.jwsRepresentation = signedTransaction(for: record)
-                purchases.append(record)
-                unfinishedTransactions.append(transaction)
+            while state.autoRenews, !state.inBillingRetry, state.expirationDate <= now,
+                let next = state.period.advance(state.expirationDate)
+            {
+                if let grace = billingFailures[state.productIdentifier] {
+                    state.inBillingRetry = true
+                    state.gracePeriodExpires = grace > 0 ? state.expirationDate.addingTimeInterval(grace) : nil
+                    events.append((.didFailToRenew, grace > 0 ? .gracePeriod : nil, key, nil))
+                    break
+                }
+                let transaction = renew(&state, purchaseDate: state.expirationDate, expirationDate: next)
                 renewals.append(transaction)
-                state.expirationDate = next
+                events.append((.didRenew, nil, key, transaction.identifier))
+            }
+            if state.inBillingRetry {
+                if billingFailures[state.productIdentifier] == nil, state.autoRenews, let next = state.period.advance(now) {
+                    state.inBillingRetry = false
+                    state.gracePeriodExpires = nil
+                    let transaction = renew(&state, purchaseDate: now, expirationDate: next)
+                    renewals.append(transaction)
+                    events.append((.didRenew, .billingRecovery, key, transaction.identifier))
+                } else if state.expirationDate.addingTimeInterval(Self.billingRetryPeriod) <= now || !state.autoRenews {
+                    state.inBillingRetry = false
+                    state.gracePeriodExpires = nil
+                    state.autoRenews = false
+                    state.expiredByBilling = true
+                    state.expiryNotified = true
+                    events.append((.expired, .billingRetry, key, nil))
+                } else if let grace = state.gracePeriodExpires, grace <= now, !state.gracePeriodNotified {
+                    state.gracePeriodNotified = true
+                    events.append((.gracePeriodExpired, nil, key, nil))
+                }
+            }
+            if !state.autoRenews, !state.expiryNotified, state.expirationDate <= now {
+                state.expiryNotified = true
+                let revoked = purchases.contains {
+                    $0.receiptEntry.originalTransactionIdentifier == key && $0.receiptEntry.cancellationDate != nil
+                }
+                if !revoked { events.append((.expired, .voluntary, key, nil)) }
             }
             subscriptions[key] = state
         }
-        guard !renewals.isEmpty else { return }
-        issueReceiptAfterPurchase()
-        schedule { [weak self] in self?.deliver(transactions: renewals) }
+        if !renewals.isEmpty {
+            issueReceiptAfterPurchase()
+            schedule { [weak self] in self?.deliver(transactions: renewals) }
+        }
+        for (type, subtype, original, transaction) in events {
+            notify(type, subtype, original: original, transaction: transaction)
+        }
+    }
+
+    /// Appends a renewal of `state`'s subscription (a purchased transaction with the chain's
+    /// original id and a new web order line item id) and moves its expiration date.
+    private func renew(_ state: inout SubscriptionState, purchaseDate: Date, expirationDate next: Date) -> PaymentTransaction {
+        let identifier = nextTransactionIdentifier()
+        let webOrder = nextWebOrderLineItemID()
+        let payment = Payment(productIdentifier: state.productIdentifier, applicationUsername: state.applicationUsername)
+        var transaction = PaymentTransaction(
+            identifier: identifier,
+            state: .purchased,
+            payment: payment,
+            date: purchaseDate,
+            original: OriginalTransaction(identifier: state.originalTransactionIdentifier, date: state.originalPurchaseDate),
+            expirationDate: next,
+            webOrderLineItemID: webOrder
+        )
+        let entry = ReceiptInAppPurchase(
+            productIdentifier: state.productIdentifier,
+            transactionIdentifier: identifier,
+            originalTransactionIdentifier: state.originalTransactionIdentifier,
+            purchaseDate: purchaseDate,
+            originalPurchaseDate: state.originalPurchaseDate,
+            expirationDate: next,
+            webOrderLineItemID: webOrder,
+            productType: .autoRenewableSubscription
+        )
+        let record = makeRecord(entry, applicationUsername: state.applicationUsername, reason: .renewal)
+        transaction.jwsRepresentation = signedTransaction(for: record)
+        purchases.append(record)
+        unfinishedTransactions.append(transaction)
+        state.expirationDate = next
+        return transaction
+    }
+
+    // MARK: - Server notifications
+
+    /// Signs the transaction (`transaction`, else the latest of `original`) and the renewal info
+    /// of `original` now, and hands the notification to ``notificationSender``.
+    private func notify(_ type: NotificationType, _ subtype: NotificationSubtype?, original: String?, transaction: String?) {
+        guard let notificationSender, let jwsIssuer else { return }
+        let record =
+            transaction.flatMap { id in purchases.last { $0.receiptEntry.transactionIdentifier == id } }
+            ?? original.flatMap { id in purchases.last { $0.receiptEntry.originalTransactionIdentifier == id } }
+        do {
+            let signedTransaction = try record.map { try jwsIssuer.issueTransaction(transactionContents(for: $0)) }
+            let renewal = original.flatMap { renewalInfoContents(originalTransactionIdentifier: $0) }
+            let signedRenewal = try renewal.map { try jwsIssuer.issueRenewalInfo($0) }
+            try notificationSender.send(
+                ServerNotificationEvent(
+                    type: type, subtype: subtype, signedTransactionInfo: signedTransaction, signedRenewalInfo: signedRenewal,
+                    status: original.flatMap { subscriptionStatus(originalTransactionIdentifier: $0) },
+                    originalTransactionIdentifier: original ?? record?.receiptEntry.originalTransactionIdentifier))
+            lastNotificationError = nil
+        } catch {
+            lastNotificationError = error
+        }
+    }
+
+    /// The status of the subscription that started with `originalTransactionIdentifier` now:
+    /// revoked, in its billing grace period, in billing retry, active or expired.
+    public func subscriptionStatus(originalTransactionIdentifier original: String) -> SubscriptionStatus? {
+        guard let state = subscriptions[original] else { return nil }
+        let now = clock.now
+        let revoked = purchases.contains {
+            $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil
+        }
+        if revoked { return .revoked }
+        if state.inBillingRetry { return state.gracePeriodExpires.map { $0 > now } == true ? .billingGracePeriod : .billingRetry }
+        return state.expirationDate > now ? .active : .expired
     }
 
     // MARK: - Signed data (StoreKit 2)
@@ -724,13 +862,16 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         guard let state = subscriptions[originalTransactionIdentifier] else { return nil }
         let now = clock.now
         let product = catalog.product(state.productIdentifier)?.product
-        let expired = state.expirationDate <= now
+        let expired = state.expirationDate <= now && !state.inBillingRetry
+        let intent: ExpirationIntent? = expired && !state.autoRenews ? (state.expiredByBilling ? .billingError : .customerCancelled) : nil
         return RenewalInfoContents(
             originalTransactionIdentifier: originalTransactionIdentifier, productIdentifier: state.productIdentifier,
-            autoRenewStatus: state.autoRenews ? .on : .off, expirationIntent: expired && !state.autoRenews ? .customerCancelled : nil,
-            isInBillingRetryPeriod: false, recentSubscriptionStartDate: state.originalPurchaseDate, renewalDate: state.expirationDate,
-            renewalPrice: product?.price, currency: product.flatMap { JWSIssuer.currency(ofLocale: $0.priceLocaleIdentifier) },
-            appAccountToken: state.applicationUsername.flatMap { UUID(uuidString: $0) }, signedDate: now)
+            autoRenewStatus: state.autoRenews ? .on : .off, expirationIntent: intent,
+            isInBillingRetryPeriod: state.inBillingRetry, recentSubscriptionStartDate: state.originalPurchaseDate,
+            renewalDate: state.expirationDate, renewalPrice: product?.price,
+            currency: product.flatMap { JWSIssuer.currency(ofLocale: $0.priceLocaleIdentifier) },
+            appAccountToken: state.applicationUsername.flatMap { UUID(uuidString: $0) }, gracePeriodExpiresDate: state.gracePeriodExpires,
+            signedDate: now)
     }
 
     /// The signed renewal info of the subscription that started with
@@ -875,8 +1016,7 @@ public struct SimulatedSubscriptionGroupStatus: Sendable {
 /// One subscription's status and latest signed data (the App Store Server API's
 /// `LastTransactionsItem`).
 public struct SimulatedSubscriptionStatus: Sendable {
-    /// `status`: active, expired or revoked (the simulated store has no billing retry or grace
-    /// period).
+    /// `status`: active, expired, in billing retry, in the billing grace period, or revoked.
     public var status: SubscriptionStatus
     /// `originalTransactionId`.
     public var originalTransactionIdentifier: String
@@ -931,6 +1071,16 @@ private struct SubscriptionState {
     let period: SubscriptionPeriod
     var autoRenews: Bool
     let applicationUsername: String?
+    /// Renewal failed and the App Store is retrying to bill.
+    var inBillingRetry = false
+    /// The end of the billing grace period, while in one.
+    var gracePeriodExpires: Date?
+    /// `GRACE_PERIOD_EXPIRED` was told.
+    var gracePeriodNotified = false
+    /// `EXPIRED` was told.
+    var expiryNotified = false
+    /// It expired because billing never recovered.
+    var expiredByBilling = false
 }
 
 private struct DownloadRecord {
@@ -968,10 +1118,7 @@ extension SimulatedAppStore {
                 let latest = purchases.last(where: { $0.receiptEntry.originalTransactionIdentifier == original }),
                 let renewal = renewalInfoContents(originalTransactionIdentifier: original)
             else { continue }
-            let revoked = purchases.contains {
-                $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil
-            }
-            let status: SubscriptionStatus = revoked ? .revoked : state.expirationDate > now ? .active : .expired
+            let status = subscriptionStatus(originalTransactionIdentifier: original) ?? (state.expirationDate > now ? .active : .expired)
             let item = SimulatedSubscriptionContents(
                 status: status, originalTransactionIdentifier: original, transaction: transactionContents(for: latest), renewalInfo: renewal
             )

@@ -188,16 +188,17 @@ public final class SimulatedAppStoreServer: Sendable {
     let server: HTTPServer
 
     /// Creates a server; call ``synchronize(with:)`` and ``start()`` before sending requests.
-    /// - Parameter notificationSender: delivers test notifications to
-    ///   ``Configuration/notificationURL`` (default: an HTTP POST with a 5-second limit).
+    /// - Parameter notificationTransport: delivers test notifications to
+    ///   ``Configuration/notificationURL`` (default: an HTTP POST with a 5-second limit), the same
+    ///   transport ``AppStoreNotificationSender`` uses.
     public init(
         configuration: Configuration, issuer: JWSIssuer, clock: SimulatedClock,
-        notificationSender: any TestNotificationSending = HTTPTestNotificationSender()
+        notificationTransport: any NotificationTransport = URLSessionNotificationTransport(timeout: 5)
     ) {
         self.configuration = configuration
         self.issuer = issuer
         self.clock = clock
-        handler = SimulatedServerHandler(configuration: configuration, issuer: issuer, clock: clock, sender: notificationSender)
+        handler = SimulatedServerHandler(configuration: configuration, issuer: issuer, clock: clock, transport: notificationTransport)
         var http = configuration.http
         if http.host.isEmpty { http.host = "127.0.0.1" }
         server = HTTPServer(configuration: http, handler: handler)

@@ -332,7 +332,7 @@ extension SimulatedServerHandler {
             return index
         }
         // Delivered before answering, so Get Test Notification Status shows the attempt at once.
-        let outcome = sender.send(JSONValue.object([("signedPayload", .string(token))]).jsonBytes(), to: url)
+        let outcome = transport.post(JSONValue.object([("signedPayload", .string(token))]).jsonBytes(), to: url)
         state.withLock { $0.notifications[index].attempts.append((clock.now, outcome.sendAttemptResult)) }
         return Self.ok([("testNotificationToken", .string(testToken))])
     }

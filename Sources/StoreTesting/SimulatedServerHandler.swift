@@ -29,16 +29,16 @@ final class SimulatedServerHandler: HTTPHandler {
     let configuration: SimulatedAppStoreServer.Configuration
     let issuer: JWSIssuer
     let clock: SimulatedClock
-    let sender: any TestNotificationSending
+    let transport: any NotificationTransport
     let state = Locked(ServerState())
 
     init(
-        configuration: SimulatedAppStoreServer.Configuration, issuer: JWSIssuer, clock: SimulatedClock, sender: any TestNotificationSending
+        configuration: SimulatedAppStoreServer.Configuration, issuer: JWSIssuer, clock: SimulatedClock, transport: any NotificationTransport
     ) {
         self.configuration = configuration
         self.issuer = issuer
         self.clock = clock
-        self.sender = sender
+        self.transport = transport
     }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {

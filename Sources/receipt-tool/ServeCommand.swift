@@ -1,29 +1,35 @@
 import Foundation
 import HTTPServer
+import JWS
 import ReceiptCrypto
 import ReceiptServer
 import ReceiptVerification
 import Receipts
+import ServerNotifications
 import VerifyReceipt
 
 /// `receipt-tool serve`: a local stand-in for Apple's verifyReceipt endpoint that verifies offline.
 enum ServeCommand {
     static let subcommand = Subcommand(
         name: "serve",
-        summary: "Answer POST /verifyReceipt like Apple did, verifying receipts offline.",
+        summary: "Answer POST /verifyReceipt like Apple did, and receive App Store Server Notifications V2.",
         help: """
             USAGE: receipt-tool serve [--host <address>] [--port <n>] [--environment production|sandbox]
                                       [--anchor <anchor>]... [--itunes-ca <file>] [--wwdr-ca <file>] [--shared-secret <secret>]
                                       [--at creation|now|<date>] [--max-connections <n>]
                                       [--max-connections-per-client <n>] [--trusted-proxy <address>]...
                                       [--max-body-bytes <n>] [--request-timeout <seconds>] [--quiet]
+                                      [--notifications-db <path>|postgres://USER@HOST:PORT/DB
+                                       --bundle-id <id> [--app-apple-id <n>] [--policy appstore|xcode]
+                                       [--notifications-path <path>]]
 
             OPTIONS:
               --host <address>        Address to listen on (default 127.0.0.1; 0.0.0.0 for all).
               --port <n>              Port (default 8080; 0 picks a free one, printed at start).
               --environment <env>     Which Apple endpoint to stand in for: production (default)
                                       answers 21007 to sandbox receipts, sandbox answers 21008 to
-                                      production receipts.
+                                      production receipts. Notifications must be of this
+                                      environment too.
               --anchor <anchor>       A trust anchor (repeatable): 'apple' (the bundled Apple Inc.
                                       Root, G2 and G3), 'xcode' (the bundled StoreKit test
                                       certificate, with the Xcode policy) or a certificate file,
@@ -54,9 +60,31 @@ enum ServeCommand {
               --quiet                 Do not log requests to standard error.
               -h, --help              Show help information.
 
-            Routes: POST /verifyReceipt, GET /health. Stateless: run as many instances as needed
-            behind any load balancer. SIGINT or SIGTERM stops it gracefully (requests in progress
-            finish, then exit 0).
+            NOTIFICATIONS (App Store Server Notifications V2):
+              --notifications-db <location>
+                                      Receive notifications on POST /notifications and keep them
+                                      in this store: a SQLite file (created with its schema when
+                                      missing; one machine), or postgres://USER@HOST:PORT/DB for
+                                      several instances sharing one PostgreSQL database (the
+                                      schema is created when missing, safely by instances starting
+                                      at once).
+              --bundle-id <id>        The app's bundle id (required with --notifications-db).
+              --app-apple-id <n>      The app's Apple id (required for production: checked on
+                                      production notifications, as Apple does).
+              --policy <policy>       appstore (chain of 3 with Apple's marker extensions; default)
+                                      or xcode. Notifications chain to the --anchor certificates,
+                                      at their signedDate by default (--at).
+              --notifications-path <path>
+                                      The route (default /notifications).
+              A notification is answered 200 only after it is committed (accepted, or a duplicate
+              notificationUUID: stored once), 400 with {"status":"rejected","check":…} when it does
+              not verify or is not a notification body, 503 when the store cannot commit (Apple
+              retries). GET /health reports the store (503 while it is unavailable).
+
+            Routes: POST /verifyReceipt, POST /notifications (with --notifications-db), GET /health.
+            Verification is stateless: run as many instances as needed behind any load balancer;
+            notifications need a shared PostgreSQL store then. SIGINT or SIGTERM stops it gracefully
+            (requests in progress finish, and every 200 given was committed, then exit 0).
             """,
         run: run)
 
@@ -65,7 +93,8 @@ enum ServeCommand {
             arguments,
             valued: [
                 "--host", "--port", "--environment", "--anchor", "--itunes-ca", "--wwdr-ca", "--shared-secret", "--at", "--max-connections",
-                "--max-connections-per-client", "--trusted-proxy", "--max-body-bytes", "--request-timeout",
+                "--max-connections-per-client", "--trusted-proxy", "--max-body-bytes", "--request-timeout", "--notifications-db",
+                "--bundle-id", "--app-apple-id", "--policy", "--notifications-path",
             ],
             flagNames: ["--quiet"])
         guard args.positional.isEmpty else { throw UsageError("serve takes no arguments, found \(args.positional[0])") }
@@ -127,29 +156,101 @@ enum ServeCommand {
                 environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
             appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
             transactionReceiptVerifier: transactionVerifier)
-        let server = HTTPServer(configuration: configuration, handler: LoggingEndpoint(endpoint: endpoint, quiet: quiet))
+        let notifications = try notificationsEndpoint(
+            args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time)
+        let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications)
+        let server = HTTPServer(configuration: configuration, handler: LoggingEndpoint(routes: routes, quiet: quiet))
         do {
             try server.start()
         } catch {
             throw ToolFailure("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
         let signals = server.stopOnSignals()
-        printOut("receipt-tool serve: listening on http://\(configuration.host):\(server.port) (\(environment.rawValue.lowercased()))")
+        let store =
+            notifications.map { endpoint in
+                let health = endpoint.receiver.store.health()
+                return " notifications → \(health.kind) \(health.location)"
+            } ?? ""
+        printOut(
+            "receipt-tool serve: listening on http://\(configuration.host):\(server.port) (\(environment.rawValue.lowercased()))\(store)")
         server.waitUntilStopped()
         withExtendedLifetime(signals) {}
         return ExitStatus.success
     }
 }
 
-/// The endpoint, with one line per verifyReceipt request on standard error.
+extension ServeCommand {
+    /// The notifications endpoint `--notifications-db` asks for (nil without it).
+    static func notificationsEndpoint(
+        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime
+    ) throws -> NotificationsEndpoint? {
+        let options = ["--bundle-id", "--app-apple-id", "--policy", "--notifications-path"]
+        guard let location = args.value("--notifications-db") else {
+            if let stray = options.first(where: { args.value($0) != nil }) {
+                throw UsageError("\(stray) configures notifications: give --notifications-db too")
+            }
+            return nil
+        }
+        guard let bundle = args.value("--bundle-id"), !bundle.isEmpty else {
+            throw UsageError("--notifications-db needs --bundle-id (notifications of any app would be accepted otherwise)")
+        }
+        var appAppleId: Int64?
+        if let text = args.value("--app-apple-id") {
+            guard let value = Int64(text), value > 0 else { throw UsageError("--app-apple-id must be a positive integer, found \(text)") }
+            appAppleId = value
+        }
+        if environment == .production, appAppleId == nil {
+            throw UsageError("--notifications-db in production needs --app-apple-id (Apple checks it on production notifications)")
+        }
+        let policy: VerificationPolicy
+        switch args.value("--policy")?.lowercased() {
+        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+        case "appstore": policy = .appStore
+        case "xcode": policy = .xcode
+        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
+        }
+        let path = args.value("--notifications-path") ?? "/notifications"
+        guard path.hasPrefix("/"), path != "/health", path != "/verifyReceipt" else {
+            throw UsageError("--notifications-path must start with / and differ from /health and /verifyReceipt, found \(path)")
+        }
+        let store: any NotificationStore
+        do throws(NotificationStoreError) {
+            store = try NotificationStores.open(location)
+        } catch {
+            throw ToolFailure("cannot open the notification store \(location): \(error.reason)")
+        }
+        let receiver = NotificationReceiver(
+            verifier: NotificationVerifier(anchors: anchors, policy: policy),
+            expectations: JWSExpectations(
+                bundleIdentifier: bundle, appAppleId: appAppleId, environments: [environment == .production ? .production : .sandbox]),
+            validationTime: time, store: store)
+        return NotificationsEndpoint(path: path, receiver: receiver)
+    }
+}
+
+/// The routes, with one line per verifyReceipt or notification request on standard error.
 struct LoggingEndpoint: HTTPHandler {
-    let endpoint: VerifyReceiptEndpoint
+    let routes: ReceiptServerRoutes
     let quiet: Bool
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        guard request.method == "POST", request.path == endpoint.configuration.path else {
-            return endpoint.respond(to: request)
+        guard request.method == "POST" else { return routes.respond(to: request) }
+        if let notifications = routes.notifications, request.path == notifications.path {
+            let (response, outcome) = notifications.answer(body: request.body)
+            if !quiet {
+                let detail: String
+                switch outcome {
+                case .accepted(let row), .duplicate(let row):
+                    detail = "\(row.notificationUUID) \(row.notificationType ?? "?")\(row.subtype.map { "/\($0)" } ?? "")"
+                case .rejected(let rejection): detail = "\(rejection)"
+                case .unavailable(let error): detail = "\(error)"
+                }
+                printError("serve: POST \(request.path) → \(response.status) \(outcome.name): \(detail)")
+            }
+            return response
         }
+        let endpoint = routes.verifyReceipt
+        guard request.path == endpoint.configuration.path else { return routes.respond(to: request) }
         let answer = endpoint.verifyReceipt(body: request.body)
         if !quiet { printError("serve: POST \(request.path) → \(answer.status.rawValue): \(answer.reason)") }
         return .json(answer.body)

@@ -14,6 +14,7 @@ enum Tool {
         ServeCommand.subcommand,
         APICommand.subcommand,
         OfferSignatureCommand.subcommand,
+        NotificationsCommand.subcommand,
     ]
 }
 

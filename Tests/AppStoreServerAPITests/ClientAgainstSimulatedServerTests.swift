@@ -8,6 +8,7 @@ import JSON
 import JWS
 import ReceiptSigning
 import ReceiptVerification
+import ServerNotifications
 import StoreTesting
 import TestSupport
 import Testing
@@ -176,9 +177,8 @@ struct ClientAgainstSimulatedServerTests {
         await world.shutdown()
     }
 
-    @Test func testNotification_arrivesAtTheNotificationsEndpoint_verified() async throws {
-        let anchor = try PKIs.jws.get().root
-        let endpoint = NotificationsEndpoint(anchor: anchor)
+    @Test func testNotification_isVerifiedAndStoredByTheNotificationsEndpoint() async throws {
+        let endpoint = try NotificationsReceiver(anchor: try PKIs.jws.get().root)
         let receiver = try LocalServer(endpoint)
         do {
             let world = try ServerWorld(notificationURL: url(receiver.server, "/notifications"))
@@ -190,11 +190,12 @@ struct ClientAgainstSimulatedServerTests {
             #expect(status.notification.value.data?.bundleId == ServerWorld.bundleID)
             #expect(status.notification.value.data?.environment == .sandbox)
             #expect(status.sendAttempts.map(\.result) == [.success])
-            let arrived = endpoint.verified
-            #expect(arrived.count == 1)
-            #expect(arrived.first?.notificationType == .test)
-            #expect(arrived.first?.notificationUUID == status.notification.value.notificationUUID)
-            #expect(arrived.first?.jsonPayload == status.notification.value.jsonPayload)
+            // Verified and stored by the receiver `serve` mounts, byte for byte the token the status shows.
+            let stored = endpoint.stored
+            #expect(stored.count == 1)
+            #expect(stored.first?.notificationType == "TEST")
+            #expect(stored.first?.notificationUUID == status.notification.value.notificationUUID)
+            #expect(stored.first.map { Array($0.signedPayload.utf8) } == status.notification.jws.token)
             // It is in the notification history too, and a second one pages after it.
             _ = try await client.requestTestNotification()
             let window = NotificationHistoryRequest(
@@ -214,7 +215,7 @@ struct ClientAgainstSimulatedServerTests {
     }
 
     @Test func testNotification_toAnEndpointThatFails_isRecordedAsUnsuccessful() async throws {
-        let endpoint = NotificationsEndpoint(anchor: try PKIs.jws.get().root, answer: 500)
+        let endpoint = try NotificationsReceiver(anchor: try PKIs.jws.get().root, failWith: 500)
         let receiver = try LocalServer(endpoint)
         do {
             let world = try ServerWorld(pageSize: 1, notificationURL: url(receiver.server, "/notifications"))
@@ -223,7 +224,8 @@ struct ClientAgainstSimulatedServerTests {
             let token = try await client.requestTestNotification()
             let status = try await client.testNotificationStatus(token: token)
             #expect(status.sendAttempts.map(\.result) == [.unsuccessfulHTTPResponseCode])
-            #expect(endpoint.verified.count == 2)  // it verified both, then answered 500
+            #expect(endpoint.requests == 2)  // one attempt each, both answered 500
+            #expect(endpoint.stored.isEmpty)
             let window = NotificationHistoryRequest(
                 startDate: world.clock.now.addingTimeInterval(-60), endDate: world.clock.now.addingTimeInterval(60), onlyFailures: true)
             let history = try await client.notificationHistory(window)

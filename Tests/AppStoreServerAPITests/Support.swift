@@ -10,8 +10,10 @@ import JSON
 import JWS
 import RMStore
 import ReceiptCrypto
+import ReceiptServer
 import ReceiptSigning
 import ReceiptVerification
+import ServerNotifications
 import StoreTesting
 import TestSupport
 import Testing
@@ -69,7 +71,7 @@ final class ServerWorld {
     let server: SimulatedAppStoreServer
 
     init(
-        pageSize: Int = 20, notificationURL: URL? = nil, sender: any TestNotificationSending = HTTPTestNotificationSender(),
+        pageSize: Int = 20, notificationURL: URL? = nil, transport: any NotificationTransport = URLSessionNotificationTransport(timeout: 5),
         configure: (inout SimulatedAppStoreServer.Configuration) -> Void = { _ in }
     ) throws {
         jwsPKI = try PKIs.jws.get()
@@ -83,7 +85,7 @@ final class ServerWorld {
             publicKey: try apiKey.privateKey.publicKey, historyPageSize: pageSize, refundPageSize: pageSize,
             notificationPageSize: pageSize, notificationURL: notificationURL)
         configure(&configuration)
-        server = SimulatedAppStoreServer(configuration: configuration, issuer: issuer, clock: clock, notificationSender: sender)
+        server = SimulatedAppStoreServer(configuration: configuration, issuer: issuer, clock: clock, notificationTransport: transport)
         try server.start()
     }
 
@@ -130,34 +132,41 @@ final class ServerWorld {
     var historyIDs: [String] { store.purchaseHistory.map(\.transactionIdentifier) }
 }
 
-/// A minimal App Store Server Notifications endpoint on 127.0.0.1: verifies each
-/// `{"signedPayload": …}` with `NotificationVerifier` (the JWS test PKI's root as anchor, the app's
-/// bundle id, Sandbox) and answers 200 when it verifies, 400 otherwise.
-final class NotificationsEndpoint: HTTPHandler {
-    struct Received: Sendable {
-        let payload: NotificationPayload?
-        let failure: String?
-    }
+/// The notifications endpoint `receipt-tool serve` mounts (ReceiptServer's `NotificationsEndpoint`
+/// over a `NotificationReceiver`), on 127.0.0.1: verifies each `{"signedPayload": …}` against the JWS
+/// test PKI's root, the app's bundle id and Sandbox, and stores it in a SQLite file of its own.
+/// `failWith` makes it a receiver that answers that status to every request instead (a broken
+/// backend, as Apple's retries meet it).
+final class NotificationsReceiver: HTTPHandler {
+    let directory: URL
+    let store: SQLiteNotificationStore
+    let endpoint: NotificationsEndpoint
+    let failWith: Int?
+    private let requestCount = Locked(0)
 
-    let verifier: NotificationVerifier
-    let answer: Int
-    let received = Locked<[Received]>([])
-
-    init(anchor: Certificate, answer: Int = 200) {
-        verifier = NotificationVerifier(anchors: [anchor])
-        self.answer = answer
+    init(anchor: Certificate, failWith: Int? = nil) throws {
+        directory = temporaryDirectory("notifications")
+        store = try SQLiteNotificationStore(path: directory.appendingPathComponent("n.db").path)
+        endpoint = NotificationsEndpoint(
+            receiver: NotificationReceiver(
+                verifier: NotificationVerifier(anchors: [anchor]),
+                expectations: JWSExpectations(bundleIdentifier: ServerWorld.bundleID, environments: [.sandbox]), store: store))
+        self.failWith = failWith
     }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        guard request.method == "POST", request.path == "/notifications" else { return .text("not found", status: 404) }
-        let verdict = verifier.verify(
-            request.body, expecting: JWSExpectations(bundleIdentifier: ServerWorld.bundleID, environments: [.sandbox]))
-        let record = Received(payload: verdict.isValid ? verdict.payload?.value : nil, failure: verdict.firstFailure?.description)
-        received.withLock { $0.append(record) }
-        return HTTPResponse(status: verdict.isValid ? answer : 400)
+        requestCount.withLock { $0 += 1 }
+        if let failWith { return HTTPResponse(status: failWith) }
+        return endpoint.respond(to: request)
     }
 
-    var verified: [NotificationPayload] { received.withLock { $0.compactMap(\.payload) } }
+    /// How many requests arrived.
+    var requests: Int { requestCount.withLock { $0 } }
+
+    /// Every notification stored, in order.
+    var stored: [StoredNotification] { (try? store.notifications(.all)) ?? [] }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
 }
 
 /// Seconds since `start`.

@@ -103,22 +103,6 @@ func tool(_ arguments: [String]) async throws -> ReceiptTool.Result {
     try await onThread { try ReceiptTool.run(arguments) }
 }
 
-/// A notifications endpoint for the tool's test notification: verifies with NotificationVerifier.
-final class ToolNotificationsEndpoint: HTTPHandler {
-    let verifier: NotificationVerifier
-    let arrived = Locked<[NotificationPayload]>([])
-
-    init(anchor: Certificate) { verifier = NotificationVerifier(anchors: [anchor]) }
-
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        let verdict = verifier.verify(
-            request.body, expecting: JWSExpectations(bundleIdentifier: APIToolWorld.bundleID, environments: [.sandbox]))
-        guard verdict.isValid, let payload = verdict.payload?.value else { return HTTPResponse(status: 400) }
-        arrived.withLock { $0.append(payload) }
-        return HTTPResponse(status: 200)
-    }
-}
-
 @Suite("receipt-tool api")
 @MainActor
 struct APICommandTests {
@@ -185,10 +169,18 @@ struct APICommandTests {
         await world.finish()
     }
 
-    @Test func testNotification_arrives_andItsVerifiedStatusIsPrinted() async throws {
-        let endpoint = ToolNotificationsEndpoint(anchor: try PKIs.jws.get().root)
-        let receiver = try LocalServer(endpoint)
-        let world = try APIToolWorld(notificationURL: url(receiver.server, "/notifications"))
+    /// Request a Test Notification end to end: `receipt-tool api test-notification` asks the
+    /// simulated App Store Server API, which signs a TEST notification and POSTs it to a
+    /// `receipt-tool serve --notifications-db` process; serve verifies and stores it, the API's
+    /// status reports the delivery, and `notifications list` shows the notification once.
+    @Test func testNotification_isStoredByServe_andItsVerifiedStatusIsPrinted() async throws {
+        let database = temporaryDirectory().appendingPathComponent("n.db").path
+        let receiver = try ServeProcess([
+            "--notifications-db", database, "--anchor", try NotificationFixtures.anchorFile(), "--bundle-id", APIToolWorld.bundleID,
+            "--environment", "sandbox",
+        ])
+        try #require(receiver.port != 0, "\(receiver.firstLine)")
+        let world = try APIToolWorld(notificationURL: URL(string: receiver.baseURL + "/notifications"))
         let result = try await tool(["api", "test-notification", "--json"] + world.common)
         #expect(result.status == 0, "\(result.stderr)")
         let line = try #require(try APIToolWorld.lines(result.stdout).first)
@@ -196,8 +188,11 @@ struct APICommandTests {
         #expect(line["signedPayload"]?["notificationType"] == .string("TEST"))
         #expect(line["signedPayload"]?["data"]?["bundleId"] == .string(APIToolWorld.bundleID))
         #expect(line["sendAttempts"]?.arrayValue?.first?["sendAttemptResult"] == .string("SUCCESS"))
-        let arrived = endpoint.arrived.withLock { $0 }
-        #expect(arrived.map(\.notificationUUID) == [line["signedPayload"]?["notificationUUID"]?.stringValue])
+        let uuid = try #require(line["signedPayload"]?["notificationUUID"]?.stringValue)
+        let stored = try NotificationFixtures.list(database)
+        #expect(stored.map { $0["notificationUUID"] as? String } == [uuid])
+        #expect(stored.first?["notificationType"] as? String == "TEST")
+        #expect(stored.first?["environment"] as? String == "Sandbox")
         // It is in the history.
         let now = world.store.clock.now
         let history = try await tool(
@@ -208,7 +203,7 @@ struct APICommandTests {
         #expect(history.status == 0, "\(history.stderr)")
         #expect(try APIToolWorld.lines(history.stdout).map { $0["signedPayload"]?["notificationType"] } == [.string("TEST")])
         await world.finish()
-        await receiver.shutdown()
+        #expect(receiver.stop().status == 0)
     }
 
     @Test func aForgedPayload_isNeverPrinted_andExitsOne() async throws {

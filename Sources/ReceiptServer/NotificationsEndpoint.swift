@@ -1,0 +1,118 @@
+public import HTTPServer
+public import JSON
+import ReceiptVerification
+public import ServerNotifications
+import VerifyReceipt
+
+/// App Store Server Notifications V2 over HTTP: `POST /notifications` (the path is configurable)
+/// hands the body to a ``NotificationReceiver`` and answers from its outcome:
+///
+/// | status | body | when |
+/// |---|---|---|
+/// | 200 | `{"status":"accepted","notificationUUID":…}` | verified and committed now |
+/// | 200 | `{"status":"duplicate","notificationUUID":…}` | verified; already committed (a retry) |
+/// | 400 | `{"status":"rejected","check":…,"reason":…}` | not a notification body, or a failed check |
+/// | 503 | `{"status":"unavailable","reason":…}` | the store could not commit: retry |
+///
+/// Apple retries every answer but 200, so a 200 is given only after the commit. The HTTP layer
+/// answers 413 (body too large), 408 (too slow) and the other protocol errors before the
+/// receiver sees anything.
+public struct NotificationsEndpoint: HTTPHandler {
+    /// The path of the notifications route.
+    public let path: String
+    /// Verifies and stores.
+    public let receiver: NotificationReceiver
+
+    /// Creates the endpoint.
+    public init(path: String = "/notifications", receiver: NotificationReceiver) {
+        self.path = path
+        self.receiver = receiver
+    }
+
+    /// Answers `POST` on ``path`` (405 for another method, 404 for another path).
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        guard request.path == path else { return .text("not found", status: 404) }
+        guard request.method == "POST" else { return .text("use POST", status: 405, headers: [HTTPHeader("Allow", "POST")]) }
+        return answer(body: request.body).response
+    }
+
+    /// The outcome for a body and the response that says it.
+    public func answer(body: [UInt8]) -> (response: HTTPResponse, outcome: NotificationReceiverOutcome) {
+        let outcome = receiver.receive(body: body)
+        var json = JSONWriter(indent: 0)
+        json.beginObject()
+        json.string("status", outcome.name)
+        let status: Int
+        switch outcome {
+        case .accepted(let row), .duplicate(let row):
+            json.string("notificationUUID", row.notificationUUID)
+            status = 200
+        case .rejected(let rejection):
+            json.string("check", rejection.check.rawValue)
+            json.string("reason", rejection.reason)
+            status = 400
+        case .unavailable:
+            // The store's own message stays in the server's log.
+            json.string("reason", "the notification store is unavailable; retry later")
+            status = 503
+        }
+        json.endObject()
+        return (.json(json.output, status: status), outcome)
+    }
+
+    /// The store's part of `GET /health`, as the member `notifications`:
+    /// `{"path":…,"store":…,"location":…,"status":"ok"|"unavailable",…}`.
+    public func writeHealth(_ health: NotificationStoreHealth, into json: inout JSONWriter) {
+        json.beginObject("notifications")
+        json.string("path", path)
+        json.string("store", health.kind)
+        json.string("location", health.location)
+        json.string("status", health.isAvailable ? "ok" : "unavailable")
+        if let problem = health.problem { json.string("problem", problem) }
+        json.number("commits", String(health.commits))
+        json.number("stored", String(health.storedNotifications))
+        json.endObject()
+    }
+}
+
+/// Every route of `receipt-tool serve`: verifyReceipt, notifications (when configured) and
+/// `GET /health`, which reports the notification store and answers 503 while it is unavailable
+/// (so a load balancer stops sending there).
+public struct ReceiptServerRoutes: HTTPHandler {
+    /// The verifyReceipt endpoint.
+    public let verifyReceipt: VerifyReceiptEndpoint
+    /// The notifications endpoint, if notifications are received.
+    public let notifications: NotificationsEndpoint?
+
+    /// Creates the routes.
+    public init(verifyReceipt: VerifyReceiptEndpoint, notifications: NotificationsEndpoint? = nil) {
+        self.verifyReceipt = verifyReceipt
+        self.notifications = notifications
+    }
+
+    /// Routes by path: the notifications path, `/health`, everything else to verifyReceipt.
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        if let notifications, request.path == notifications.path { return notifications.respond(to: request) }
+        if request.path == "/health" {
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return .text("use GET", status: 405, headers: [HTTPHeader("Allow", "GET, HEAD")])
+            }
+            return health()
+        }
+        return verifyReceipt.respond(to: request)
+    }
+
+    /// `{"status":"ok","environment":…,"notifications":{…}}`; 503 with `"status":"unavailable"`
+    /// when the notification store does not answer.
+    public func health() -> HTTPResponse {
+        let store = notifications?.receiver.store.health()
+        let available = store?.isAvailable ?? true
+        var json = JSONWriter(indent: 0)
+        json.beginObject()
+        json.string("status", available ? "ok" : "unavailable")
+        json.string("environment", verifyReceipt.configuration.environment.rawValue)
+        if let notifications, let store { notifications.writeHealth(store, into: &json) }
+        json.endObject()
+        return .json(json.output, status: available ? 200 : 503)
+    }
+}

@@ -1,0 +1,66 @@
+/// The columns of the `notifications` table, shared by the SQLite and PostgreSQL stores (same names,
+/// same order), and the SQL both use apart from their types.
+enum NotificationColumns {
+    /// The column names after `id`, in ``StoredNotification``'s order.
+    static let names = [
+        "notification_uuid", "notification_type", "subtype", "signed_date", "received_date", "bundle_id", "environment",
+        "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "purchase_date", "expires_date",
+        "revocation_date", "transaction_signed_date", "auto_renew_status", "is_in_billing_retry_period",
+        "grace_period_expires_date", "renewal_signed_date", "signed_payload",
+    ]
+
+    /// `a, b, c, …`.
+    static let list = names.joined(separator: ", ")
+
+    /// The expression rows are ordered by: the signed date, or the received date without one.
+    static let orderKey = "COALESCE(signed_date, transaction_signed_date, renewal_signed_date, received_date)"
+
+    /// A column's value of a row, as the text a database parameter takes (nil for NULL).
+    enum Value {
+        case text(String?)
+        case integer(Int64?)
+        case boolean(Bool?)
+    }
+
+    /// The values of `row` in ``names`` order.
+    static func values(_ row: StoredNotification) -> [Value] {
+        [
+            .text(row.notificationUUID), .text(row.notificationType), .text(row.subtype), .integer(row.signedDate),
+            .integer(row.receivedDate), .text(row.bundleId), .text(row.environment), .integer(row.appAppleId),
+            .text(row.transactionId), .text(row.originalTransactionId), .text(row.productId), .integer(row.purchaseDate),
+            .integer(row.expiresDate), .integer(row.revocationDate), .integer(row.transactionSignedDate),
+            .integer(row.autoRenewStatus), .boolean(row.isInBillingRetryPeriod), .integer(row.gracePeriodExpiresDate),
+            .integer(row.renewalSignedDate), .text(row.signedPayload),
+        ]
+    }
+
+    /// The WHERE clause and its parameters for `query`, with parameters written by `placeholder`
+    /// (1-based: `?1` for SQLite, `$1` for PostgreSQL).
+    static func filter(_ query: NotificationQuery, placeholder: (Int) -> String) -> (sql: String, parameters: [Value]) {
+        var conditions: [String] = []
+        var parameters: [Value] = []
+        func add(_ condition: (String) -> String, _ value: Value) {
+            parameters.append(value)
+            conditions.append(condition(placeholder(parameters.count)))
+        }
+        if let type = query.notificationType { add({ "notification_type = \($0)" }, .text(type)) }
+        if let original = query.originalTransactionId { add({ "original_transaction_id = \($0)" }, .text(original)) }
+        if let since = query.signedSince { add({ "\(orderKey) >= \($0)" }, .integer(since)) }
+        if let uuid = query.notificationUUID { add({ "notification_uuid = \($0)" }, .text(uuid)) }
+        var sql = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        sql += " ORDER BY \(orderKey), id"
+        if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
+        return (sql, parameters)
+    }
+
+    /// A row from column readers (`text(i)`, `integer(i)` for the 0-based column `i` of ``names``).
+    static func row(text: (Int) -> String?, integer: (Int) -> Int64?, boolean: (Int) -> Bool?) -> StoredNotification? {
+        guard let uuid = text(0), let received = integer(4), let payload = text(19) else { return nil }
+        return StoredNotification(
+            notificationUUID: uuid, notificationType: text(1), subtype: text(2), signedDate: integer(3), receivedDate: received,
+            bundleId: text(5), environment: text(6), appAppleId: integer(7), transactionId: text(8), originalTransactionId: text(9),
+            productId: text(10), purchaseDate: integer(11), expiresDate: integer(12), revocationDate: integer(13),
+            transactionSignedDate: integer(14), autoRenewStatus: integer(15), isInBillingRetryPeriod: boolean(16),
+            gracePeriodExpiresDate: integer(17), renewalSignedDate: integer(18), signedPayload: payload)
+    }
+}

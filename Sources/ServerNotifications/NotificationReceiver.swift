@@ -1,0 +1,154 @@
+public import Foundation
+import JSON
+public import JWS
+public import ReceiptVerification
+
+/// Receives App Store Server Notifications V2 without HTTP: verifies a request body, stores the
+/// notification, and says what to answer. An HTTP endpoint (ReceiptServer's
+/// `NotificationsEndpoint`) turns the outcome into a status code.
+///
+/// For each body, in this order:
+/// 1. The body must be a strict JSON object whose `signedPayload` is a string, else
+///    ``NotificationReceiverOutcome/rejected(_:)`` naming the check ``VerificationCheck/Name/body``.
+/// 2. The token is verified with ``verifier`` against ``expectations`` at ``validationTime``: the
+///    outer JWS and its nested signed transaction and renewal info in one call (signature, chain to a
+///    pinned anchor, policy, bundle id, app Apple id on production, environment, agreement of the
+///    nested tokens). An invalid verdict is rejected with its first failed check.
+/// 3. A notification without `notificationUUID` is rejected (``VerificationCheck/Name/notificationUUID``).
+/// 4. The row (``StoredNotification``) is stored; the outcome is
+///    ``NotificationReceiverOutcome/accepted(_:)`` or ``NotificationReceiverOutcome/duplicate(_:)``
+///    only after the store returned, which is after its commit is durable; a store failure is
+///    ``NotificationReceiverOutcome/unavailable(_:)`` (the sender must retry; Apple does).
+///
+/// A `TEST` notification (no nested token) is genuine when it verifies, and is stored like any
+/// other. Thread-safe: one receiver serves every connection.
+public struct NotificationReceiver: Sendable {
+    /// The notification verifier (its anchors and policy decide what is trusted).
+    public let verifier: NotificationVerifier
+    /// What a notification must say: bundle id, app Apple id (production), environments.
+    public let expectations: JWSExpectations
+    /// When chains are validated: the notification's signed date by default, as Apple's
+    /// verifier does offline.
+    public let validationTime: ValidationTime
+    /// Where accepted notifications go.
+    public let store: any NotificationStore
+    /// The clock for ``StoredNotification/receivedDate``.
+    public let clock: @Sendable () -> Date
+
+    /// Creates a receiver.
+    public init(
+        verifier: NotificationVerifier, expectations: JWSExpectations, validationTime: ValidationTime = .signedDate,
+        store: any NotificationStore, clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.verifier = verifier
+        self.expectations = expectations
+        self.validationTime = validationTime
+        self.store = store
+        self.clock = clock
+    }
+
+    /// Verifies and stores one request body (see the type's documentation for the order).
+    public func receive(body: [UInt8]) -> NotificationReceiverOutcome {
+        let token: String
+        switch Self.signedPayload(of: body, limits: verifier.format.limits) {
+        case .success(let value): token = value
+        case .failure(let rejection): return .rejected(rejection)
+        }
+        let verdict = verifier.verify(Array(token.utf8), expecting: expectations, at: validationTime)
+        guard verdict.isValid, let payload: NotificationPayload = verdict.value() else {
+            let failure = verdict.firstFailure
+            return .rejected(
+                NotificationRejection(
+                    check: failure?.name ?? .parse, reason: failure?.reason ?? "a check the policy requires did not run",
+                    notificationUUID: nil))
+        }
+        guard let row = StoredNotification(payload: payload, signedPayload: token, receivedDate: clock(), limits: verifier.format.limits)
+        else {
+            return .rejected(NotificationRejection(check: .notificationUUID, reason: "the notification has no notificationUUID"))
+        }
+        do throws(NotificationStoreError) {
+            switch try store.store(row) {
+            case .stored: return .accepted(row)
+            case .duplicate: return .duplicate(row)
+            }
+        } catch {
+            return .unavailable(error)
+        }
+    }
+
+    /// The `signedPayload` string of a request body, or the rejection of a body that has none.
+    public static func signedPayload(of body: [UInt8], limits: JWSLimits = .default) -> Result<String, NotificationRejection> {
+        var options = limits.jsonOptions
+        options.maximumInputSize = limits.maximumTokenSize * 2
+        let value: JSONValue
+        do throws(JSONError) {
+            value = try JSONValue.parse(body, options: options)
+        } catch {
+            return .failure(NotificationRejection(check: .body, reason: "the body is not JSON: \(error)"))
+        }
+        guard case .object = value else {
+            return .failure(NotificationRejection(check: .body, reason: "the body is a JSON \(value.kindName), not an object"))
+        }
+        guard let member = value["signedPayload"] else {
+            return .failure(NotificationRejection(check: .body, reason: "the body has no \"signedPayload\""))
+        }
+        guard case .string(let token) = member else {
+            return .failure(NotificationRejection(check: .body, reason: "\"signedPayload\" is a \(member.kindName), not a string"))
+        }
+        return .success(token)
+    }
+}
+
+/// What ``NotificationReceiver/receive(body:)`` did with a body.
+public enum NotificationReceiverOutcome: Sendable {
+    /// Verified and committed now: answer 200.
+    case accepted(StoredNotification)
+    /// Verified; a notification with its `notificationUUID` was already committed (Apple's retry,
+    /// or the same retry at another instance): answer 200, nothing stored twice.
+    case duplicate(StoredNotification)
+    /// Not genuine, not for this app or environment, or not a notification body: answer 400 and
+    /// store nothing.
+    case rejected(NotificationRejection)
+    /// Verified but the store could not commit: answer 503 so that the sender retries.
+    case unavailable(NotificationStoreError)
+
+    /// Whether the sender may consider it delivered (accepted or duplicate).
+    public var isAcknowledged: Bool {
+        switch self {
+        case .accepted, .duplicate: true
+        case .rejected, .unavailable: false
+        }
+    }
+
+    /// `accepted`, `duplicate`, `rejected` or `unavailable`.
+    public var name: String {
+        switch self {
+        case .accepted: "accepted"
+        case .duplicate: "duplicate"
+        case .rejected: "rejected"
+        case .unavailable: "unavailable"
+        }
+    }
+}
+
+/// Why a body was not accepted: the check that failed, in the verifiers' one namespace.
+public struct NotificationRejection: Error, Sendable, CustomStringConvertible {
+    /// The failed check (``VerificationCheck/Name/body`` for a body that is not a notification,
+    /// otherwise the verdict's first failure, such as `signature`, `chain`, `bundleIdentifier`,
+    /// `environment`, `appAppleId`, `signedTransactionInfo`).
+    public let check: VerificationCheck.Name
+    /// Why, for people.
+    public let reason: String
+    /// The notification's UUID, when it was read.
+    public let notificationUUID: String?
+
+    /// Creates a rejection.
+    public init(check: VerificationCheck.Name, reason: String, notificationUUID: String? = nil) {
+        self.check = check
+        self.reason = reason
+        self.notificationUUID = notificationUUID
+    }
+
+    /// `"<check>: <reason>"`.
+    public var description: String { "\(check): \(reason)" }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import JSON
+import Receipts
+import ServerNotifications
+
+/// `receipt-tool notifications`: what a notification store (filled by `serve --notifications-db`)
+/// holds, and the subscription state it gives.
+enum NotificationsCommand {
+    static let subcommand = Subcommand(
+        name: "notifications",
+        summary: "List stored App Store Server Notifications and the subscription state they give.",
+        help: """
+            USAGE: receipt-tool notifications list --db <path>|<url> [--json] [--type <type>]
+                                                [--original-transaction-id <id>] [--since <date>]
+                                                [--limit <n>] [--payload]
+                   receipt-tool notifications status --db <path>|<url> <original-transaction-id>
+                                                [--at <date>] [--json]
+
+            The store is what `serve --notifications-db` writes: a SQLite file, or
+            postgres://USER@HOST:PORT/DB.
+
+            list      The notifications, ordered by signed date (not arrival). With --json, one
+                      JSON object per line with the keys notificationUUID, notificationType,
+                      subtype, signedDate, receivedDate, bundleId, environment, transactionId,
+                      originalTransactionId (and appAppleId, productId, expiresDate,
+                      revocationDate, autoRenewStatus), null where one does not apply; ids are
+                      the JWS's strings, dates milliseconds since 1970 as Apple writes them.
+              --type <type>           Only this notificationType (SUBSCRIBED, DID_RENEW, …).
+              --original-transaction-id <id>
+                                      Only this subscription or purchase.
+              --since <date>          Only notifications signed at or after the date
+                                      (2026-11-29 or 2026-11-29T12:00:00Z).
+              --limit <n>             At most n notifications.
+              --payload               Add signedPayload, the JWS as received.
+
+            status    The state of one original transaction derived from its notifications signed
+                      at or before --at (default now), each part from the latest signed
+                      transaction and renewal info: expiresDate, active, autoRenewStatus, revoked,
+                      billing retry and grace period. Exit 1 when the store has no notification
+                      of it.
+              --at <date>             Read the state at this date.
+              --json                  One JSON object.
+            """,
+        run: run)
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        guard let action = arguments.first else { throw UsageError("notifications needs list or status") }
+        let args = try Arguments(
+            Array(arguments.dropFirst()), valued: ["--db", "--type", "--original-transaction-id", "--since", "--limit", "--at"],
+            flagNames: ["--json", "--payload"])
+        guard let location = args.value("--db") else { throw UsageError("notifications \(action) needs --db <path>|<url>") }
+        switch action {
+        case "list":
+            guard args.positional.isEmpty else { throw UsageError("list takes no arguments, found \(args.positional[0])") }
+            if let stray = ["--at"].first(where: { args.value($0) != nil }) { throw UsageError("\(stray) is an option of status") }
+            return try list(args, location: location)
+        case "status":
+            guard args.positional.count == 1 else { throw UsageError("status takes one original transaction id") }
+            if let stray = ["--type", "--original-transaction-id", "--since", "--limit"].first(where: { args.value($0) != nil }) {
+                throw UsageError("\(stray) is an option of list")
+            }
+            return try status(args, location: location, original: args.positional[0])
+        default:
+            throw UsageError("unknown action '\(action)': list or status")
+        }
+    }
+
+    static func open(_ location: String) throws(ToolFailure) -> any NotificationStore {
+        do throws(NotificationStoreError) {
+            return try NotificationStores.open(location, create: false)
+        } catch {
+            throw ToolFailure("cannot open the notification store \(location): \(error.reason)")
+        }
+    }
+
+    static func date(_ text: String, option: String) throws(UsageError) -> Date {
+        let full = text.count == 10 ? text + "T00:00:00Z" : text
+        guard let date = try? ReceiptDate.parse(full) else {
+            throw UsageError("\(option) '\(text)' is not a date such as 2026-11-29 or 2026-11-29T12:00:00Z")
+        }
+        return date
+    }
+
+    static func list(_ args: Arguments, location: String) throws -> Int32 {
+        var query = NotificationQuery(
+            notificationType: args.value("--type"), originalTransactionId: args.value("--original-transaction-id"))
+        if let text = args.value("--since") { query.signedSince = StoredNotification.milliseconds(try date(text, option: "--since")) }
+        if let text = args.value("--limit") {
+            guard let limit = Int(text), limit >= 0 else { throw UsageError("--limit must be a number, found \(text)") }
+            query.limit = limit
+        }
+        let store = try open(location)
+        let rows: [StoredNotification]
+        do throws(NotificationStoreError) {
+            rows = try store.notifications(query)
+        } catch {
+            throw ToolFailure("cannot read \(location): \(error.reason)")
+        }
+        let withPayload = args.flag("--payload")
+        for row in rows {
+            if args.flag("--json") {
+                printOut(json(row, payload: withPayload))
+            } else {
+                var line =
+                    "\(text(row.signedDate)) \(row.notificationType ?? "?")\(row.subtype.map { "/\($0)" } ?? "") \(row.notificationUUID)"
+                if let original = row.originalTransactionId { line += " original=\(original)" }
+                if let transaction = row.transactionId { line += " transaction=\(transaction)" }
+                if let product = row.productId { line += " product=\(product)" }
+                if let expires = row.expiresDate { line += " expires=\(text(expires))" }
+                if withPayload { line += " \(row.signedPayload)" }
+                printOut(line)
+            }
+        }
+        if !args.flag("--json") { printError("\(rows.count) notification\(rows.count == 1 ? "" : "s")") }
+        return ExitStatus.success
+    }
+
+    /// One notification as a JSON line.
+    static func json(_ row: StoredNotification, payload: Bool) -> String {
+        var json = JSONWriter(indent: 0)
+        json.beginObject()
+        json.string("notificationUUID", row.notificationUUID)
+        string(&json, "notificationType", row.notificationType)
+        string(&json, "subtype", row.subtype)
+        integer(&json, "signedDate", row.signedDate)
+        integer(&json, "receivedDate", row.receivedDate)
+        string(&json, "bundleId", row.bundleId)
+        string(&json, "environment", row.environment)
+        integer(&json, "appAppleId", row.appAppleId)
+        string(&json, "transactionId", row.transactionId)
+        string(&json, "originalTransactionId", row.originalTransactionId)
+        string(&json, "productId", row.productId)
+        integer(&json, "expiresDate", row.expiresDate)
+        integer(&json, "revocationDate", row.revocationDate)
+        integer(&json, "autoRenewStatus", row.autoRenewStatus)
+        if payload { json.string("signedPayload", row.signedPayload) }
+        json.endObject()
+        return json.text
+    }
+
+    static func status(_ args: Arguments, location: String, original: String) throws -> Int32 {
+        let at = try args.value("--at").map { try date($0, option: "--at") } ?? Date()
+        let store = try open(location)
+        let state: SubscriptionState?
+        do throws(NotificationStoreError) {
+            state = try store.subscriptionState(originalTransactionId: original, at: at)
+        } catch {
+            throw ToolFailure("cannot read \(location): \(error.reason)")
+        }
+        guard let state else {
+            throw ToolFailure("no notification of original transaction \(original) signed by \(text(StoredNotification.milliseconds(at)))")
+        }
+        if args.flag("--json") {
+            var json = JSONWriter(indent: 0)
+            json.beginObject()
+            json.string("originalTransactionId", state.originalTransactionId)
+            json.number("at", String(state.date))
+            json.bool("active", state.isActive)
+            integer(&json, "expiresDate", state.expiresDate)
+            integer(&json, "autoRenewStatus", state.autoRenewStatus)
+            json.bool("revoked", state.isRevoked)
+            integer(&json, "revocationDate", state.revocationDate)
+            json.bool("inBillingRetryPeriod", state.isInBillingRetryPeriod)
+            json.bool("inGracePeriod", state.isInGracePeriod)
+            integer(&json, "gracePeriodExpiresDate", state.gracePeriodExpiresDate)
+            string(&json, "productId", state.productId)
+            string(&json, "latestTransactionId", state.latestTransactionId)
+            integer(&json, "purchaseDate", state.purchaseDate)
+            string(&json, "latestNotificationType", state.latestNotificationType)
+            string(&json, "latestSubtype", state.latestSubtype)
+            json.number("notificationCount", String(state.notificationCount))
+            json.endObject()
+            printOut(json.text)
+        } else {
+            printOut("original transaction \(state.originalTransactionId) at \(text(state.date))")
+            printOut("  \(state.isActive ? "active" : "not active")\(state.isRevoked ? ", revoked \(text(state.revocationDate))" : "")")
+            printOut("  product:        \(state.productId ?? "-")  latest transaction \(state.latestTransactionId ?? "-")")
+            printOut("  expires:        \(text(state.expiresDate))")
+            printOut("  auto-renew:     \(state.autoRenewStatus.map { $0 == 1 ? "on" : $0 == 0 ? "off" : String($0) } ?? "-")")
+            if state.isInBillingRetryPeriod {
+                printOut("  billing retry\(state.isInGracePeriod ? ", grace period until \(text(state.gracePeriodExpiresDate))" : "")")
+            }
+            printOut(
+                "  from \(state.notificationCount) notification\(state.notificationCount == 1 ? "" : "s"), the latest \(state.latestNotificationType ?? "?")\(state.latestSubtype.map { "/\($0)" } ?? "")"
+            )
+        }
+        return ExitStatus.success
+    }
+
+    static func string(_ json: inout JSONWriter, _ key: String, _ value: String?) {
+        if let value { json.string(key, value) } else { json.null(key) }
+    }
+
+    static func integer(_ json: inout JSONWriter, _ key: String, _ value: Int64?) {
+        if let value { json.number(key, String(value)) } else { json.null(key) }
+    }
+
+    /// Milliseconds as RFC 3339 UTC (`-` for none).
+    static func text(_ milliseconds: Int64?) -> String {
+        guard let milliseconds else { return "-" }
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        var formatter = Date.ISO8601FormatStyle()
+        formatter.timeZone = .gmt
+        return date.formatted(formatter)
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+import JWS
+import RMStore
+import ReceiptSigning
+import StoreTesting
+import TestSupport
+import Testing
+
+/// Where nginx is (Debian's package installs /usr/sbin/nginx; `.ci/run` installs it when missing).
+enum Nginx {
+    static let executable: String? = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// deploy/cluster.sh with real parts: PostgreSQL, two `serve` instances, nginx terminating TLS.
+/// Skipped, saying why, without nginx or the PostgreSQL server binaries (`.ci/run` installs both,
+/// so CI runs it).
+@Suite(
+    .enabled(if: Nginx.executable != nil, "nginx is not installed (apt-get install nginx; .ci/run does)"),
+    .enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"))
+struct ScaleOutTests {
+    typealias F = NotificationFixtures
+
+    /// Simulated purchases, renewals, a renewal-status change, a billing failure in its grace
+    /// period, a refund and a TEST notification go over HTTPS through nginx to two instances
+    /// sharing PostgreSQL; one instance is killed half-way and nginx sends its share to the other.
+    /// Every notification is delivered at the first attempt, stored once, and `notifications
+    /// status` gives the simulation's state for every original transaction id.
+    @MainActor
+    @Test(.timeLimit(.minutes(3))) func simulatedAppStoreThroughNginxToPostgres() async throws {
+        let state = temporaryDirectory().appendingPathComponent("cluster")
+        let log = temporaryDirectory().appendingPathComponent("cluster.log")
+        let tool = try #require(ReceiptTool.executable)
+        let script = Fixtures.packageRoot.appendingPathComponent("deploy/cluster.sh").path
+        let options = try F.serveArguments(database: "unused").dropFirst(2) + ["--quiet"]
+        let started = try spawnAndWait(
+            "/bin/bash", [script, "start", state.path, "--instances", "2", "--receipt-tool", tool.path, "--"] + options, output: log)
+        defer {
+            _ = try? spawnAndWait("/bin/bash", [script, "stop", state.path], output: log)
+            try? FileManager.default.removeItem(at: state)
+        }
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        try #require(started == 0, "\(text)")
+        let environment = try parse(String(contentsOf: state.appendingPathComponent("cluster.env"), encoding: .utf8))
+        let database = try #require(environment["DATABASE_URL"])
+        let url = try #require(environment["NOTIFICATIONS_URL"].flatMap(URL.init(string:)))
+        #expect(url.scheme == "https")
+        let pids = (environment["SERVE_PIDS"] ?? "").split(separator: " ").compactMap { Int32($0) }
+        try #require(pids.count == 2)
+
+        let clock = SimulatedClock()
+        let store = SimulatedAppStore(
+            catalog: F.catalog(), bundleIdentifier: F.bundle, jwsIssuer: JWSIssuer(pki: try PKIs.jws.get(), environment: .production),
+            clock: clock, deliversAutomatically: false)
+        let transport = CurlNotificationTransport(certificateAuthority: URL(fileURLWithPath: try #require(environment["CA_CERT"])))
+        let sender = try F.sender(url: url, clock: clock, transport: transport)
+        store.notificationSender = sender
+        for (index, product) in [F.monthly, F.monthly, F.yearly, F.monthly, F.level].enumerated() {
+            store.add(Payment(productIdentifier: product, applicationUsername: "user\(index)"))
+            store.processAllEvents()
+        }
+        store.advanceClock(by: 31 * 86_400)
+        store.setAutoRenew(false, productIdentifier: F.yearly)
+        try await onThread { sender.waitUntilIdle() }
+
+        // One instance dies; nginx retries what it cannot reach on the other.
+        kill(pids[0], SIGKILL)
+        store.setBillingFailure(true, productIdentifier: F.monthly, gracePeriod: 16 * 86_400)
+        store.advanceClock(by: 31 * 86_400)
+        let second = store.purchaseHistory[1].originalTransactionIdentifier
+        store.refund(
+            transactionIdentifier: try #require(store.purchaseHistory.last { $0.originalTransactionIdentifier == second })
+                .transactionIdentifier)
+        try sender.sendTestNotification()
+        store.processAllEvents()
+        try await onThread { sender.waitUntilIdle() }
+
+        let deliveries = sender.deliveries
+        let types = Set(deliveries.map(\.event.type.rawValue))
+        #expect(
+            types.isSuperset(of: ["SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "DID_FAIL_TO_RENEW", "REFUND", "TEST"]),
+            "\(types)")
+        for delivery in deliveries {
+            #expect(delivery.attempts.map(\.result) == [.status(200)], "\(delivery.event.type): \(delivery.attempts.map(\.result))")
+        }
+        let rows = try F.list(database)
+        let uuids = rows.compactMap { $0["notificationUUID"] as? String }
+        #expect(uuids.count == deliveries.count && Set(uuids) == Set(deliveries.map(\.notificationUUID)))
+        try NotificationsServeTests().expectStatusesMatch(store: store, database: database)
+        // The billing failure is in its grace period: still active, in billing retry.
+        let first = store.purchaseHistory[0].originalTransactionIdentifier
+        let billing = try F.status(database, first, at: clock.now)
+        #expect(billing["inBillingRetryPeriod"] as? Bool == true && billing["inGracePeriod"] as? Bool == true)
+        #expect(billing["active"] as? Bool == true)
+
+        // The survivor's health, through nginx, reports PostgreSQL.
+        let health = try ReceiptTool.curl(["--cacert", environment["CA_CERT"] ?? "", environment["HEALTH_URL"] ?? ""])
+        #expect(health.contains(#""store":"postgresql""#) && health.contains(#""status":"ok""#), "\(health)")
+    }
+
+    /// `KEY=value` lines (values may be quoted).
+    func parse(_ text: String) -> [String: String] {
+        var values: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            values[String(line[..<equals])] = String(line[line.index(after: equals)...]).trimmingCharacters(
+                in: CharacterSet(charactersIn: "\""))
+        }
+        return values
+    }
+}
+
+extension ReceiptTool {
+    /// The body `curl` prints for `arguments`.
+    static func curl(_ arguments: [String]) throws -> String {
+        let output = temporaryDirectory("curl").appendingPathComponent("out")
+        _ = try spawnAndWait("/usr/bin/curl", ["-s"] + arguments, output: output)
+        return (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+    }
+}
