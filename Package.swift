@@ -72,7 +72,10 @@ let package = Package(
         .target(name: "ReceiptSigning", dependencies: ["ASN1", "Internals", "Receipts", "ReceiptCrypto"], swiftSettings: swiftSettings),
         // verifyReceipt messages, status codes and the HTTP client (production → sandbox routing).
         // No server: apps that call Apple, and the store verifiers, link no socket server.
-        .target(name: "VerifyReceipt", dependencies: ["JSON", "Internals", "Receipts"], swiftSettings: swiftSettings),
+        // Not a product: the one bounded URLSession exchange (own deadline, body limited while it
+        // arrives, no redirects) of the package's HTTP clients.
+        .target(name: "HTTPClient", dependencies: ["Internals"], swiftSettings: swiftSettings),
+        .target(name: "VerifyReceipt", dependencies: ["HTTPClient", "JSON", "Internals", "Receipts"], swiftSettings: swiftSettings),
         // SQLite 3 and libpq (PostgreSQL's client) as system libraries; ServerNotifications is the one
         // Swift module that imports each.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -100,7 +103,7 @@ let package = Package(
         // taken from receipts.
         .target(
             name: "AppStoreServerAPI",
-            dependencies: ["Internals", "JSON", "JWS", "ReceiptCrypto", "ReceiptVerification", "Receipts"],
+            dependencies: ["HTTPClient", "Internals", "JSON", "JWS", "ReceiptCrypto", "ReceiptVerification", "Receipts"],
             swiftSettings: swiftSettings
         ),
         // The store: RMStore's API over a payment-queue abstraction. Never links OpenSSL.
@@ -110,7 +113,9 @@ let package = Package(
         // over HTTP on 127.0.0.1.
         .target(
             name: "StoreTesting",
-            dependencies: ["HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "Receipts", "ReceiptSigning"],
+            dependencies: [
+                "HTTPClient", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "Receipts", "ReceiptSigning",
+            ],
             swiftSettings: swiftSettings),
         // Receipt verifiers that plug into the store (app receipts offline, transaction receipts
         // offline or through VerifyReceiptClient, StoreKit 2 JWS transactions offline).

@@ -1,4 +1,5 @@
 public import Foundation
+import HTTPClient
 import Internals
 import JSON
 public import JWS
@@ -115,7 +116,7 @@ public final class AppStoreServerAPIClient: Sendable {
     /// The configuration.
     public let configuration: Configuration
     let tokens: TokenCache
-    let transport: HTTPTransport
+    let transport: HTTPClientTransport
     let verifier: ResponseVerifier
 
     /// Creates a client.
@@ -131,7 +132,7 @@ public final class AppStoreServerAPIClient: Sendable {
         self.configuration = configuration
         let signer = try APITokenSigner(key: configuration.key, bundleID: configuration.bundleID, lifetime: configuration.tokenLifetime)
         tokens = TokenCache(signer: signer, refreshMargin: configuration.tokenRefreshMargin)
-        transport = HTTPTransport(timeout: configuration.timeout, maximumResponseSize: configuration.maximumResponseSize)
+        transport = HTTPClientTransport(timeout: configuration.timeout, maximumResponseSize: configuration.maximumResponseSize)
         verifier = ResponseVerifier(configuration: configuration)
     }
 

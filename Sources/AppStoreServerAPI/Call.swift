@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import Internals
 import JSON
 import JWS
@@ -100,7 +101,7 @@ struct Call: Sendable {
                 ("Authorization", "Bearer \(token.text)"), ("Accept", "application/json"), ("User-Agent", configuration.userAgent),
             ]
             if body != nil { headers.append(("Content-Type", "application/json")) }
-            let outcome = await client.transport.send(HTTPRequestSpec(method: method, url: url, headers: headers, body: body))
+            let outcome = await client.transport.send(HTTPClientRequest(method: method, url: url, headers: headers, body: body))
             switch outcome {
             case .timedOut:
                 throw failure(.timedOut, attempts: attempt, "no response within \(configuration.timeout) s")

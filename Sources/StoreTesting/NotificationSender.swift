@@ -5,14 +5,11 @@
 
 import Dispatch
 public import Foundation
+import HTTPClient
 import Internals
 import JSON
 public import JWS
 public import ReceiptSigning
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// One thing the App Store tells a server about: the notification's type and subtype, and the
 /// signed transaction and renewal info it carries (signed when it happened).
@@ -87,53 +84,40 @@ public protocol NotificationTransport: Sendable {
     func post(_ body: [UInt8], to url: URL) -> NotificationAttemptResult
 }
 
-/// POSTs with Foundation's `URLSession` (HTTP, or HTTPS trusted by the system's CA bundle), as the
-/// App Store does: `Content-Type: application/json`, no cookies or cache, a bounded wait.
+/// POSTs with Foundation's `URLSession` (HTTP, or HTTPS trusted by the system's CA bundle) through
+/// the package's HTTP client exchange: `Content-Type: application/json`, no cookies or cache, no
+/// redirects, a bounded wait, and the answer's body read up to 64 KiB (only its status counts).
 public final class URLSessionNotificationTransport: NotificationTransport {
     /// Seconds allowed per POST.
-    public let timeout: TimeInterval
-    private let session: URLSession
+    public var timeout: TimeInterval { client.timeout }
+    private let client: HTTPClientTransport
 
     /// Creates a transport.
     public init(timeout: TimeInterval = 30) {
-        self.timeout = timeout
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = (timeout + 1).rounded(.up)
-        configuration.timeoutIntervalForResource = (timeout + 1).rounded(.up)
-        configuration.httpCookieStorage = nil
-        configuration.urlCache = nil
-        session = URLSession(configuration: configuration)
+        client = HTTPClientTransport(timeout: timeout, maximumResponseSize: 64 << 10)
     }
 
-    deinit {
-        session.invalidateAndCancel()
-    }
-
-    /// POSTs and waits at most ``timeout`` seconds.
+    /// POSTs and waits at most ``timeout`` seconds. Blocks the calling thread: call it from a
+    /// thread of its own (the notification sender's queue, a server's connection thread), not
+    /// from Swift concurrency's pool.
     public func post(_ body: [UInt8], to url: URL) -> NotificationAttemptResult {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (timeout + 1).rounded(.up))
-        request.httpMethod = "POST"
-        request.httpBody = Data(body)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         let result = Locked<NotificationAttemptResult?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let task = session.dataTask(with: request) { _, response, error in
-            let outcome: NotificationAttemptResult
-            if let http = response as? HTTPURLResponse {
-                outcome = .status(http.statusCode)
-            } else if let error = error as? URLError, error.code == .timedOut {
-                outcome = .timedOut(error.localizedDescription)
-            } else {
-                outcome = .failed(error.map { $0.localizedDescription } ?? "no response")
-            }
+        let client = self.client
+        let request = HTTPClientRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body)
+        Task.detached {
+            let outcome: NotificationAttemptResult =
+                switch await client.send(request) {
+                case .response(let status, _, _), .tooLarge(let status, _): .status(status)
+                case .timedOut: .timedOut("no answer within \(client.timeout) s")
+                case .failure(.timedOut, let text): .timedOut(text)
+                case .failure(_, let text): .failed(text)
+                case .cancelled: .failed("cancelled")
+                }
             result.withLock { $0 = outcome }
             done.signal()
         }
-        task.resume()
-        if done.wait(timeout: .now() + timeout) == .timedOut {
-            task.cancel()
-            return .timedOut("no answer within \(timeout) s")
-        }
+        done.wait()
         return result.withLock { $0 } ?? .failed("no response")
     }
 }

@@ -1,11 +1,6 @@
-import Dispatch
 public import Foundation
-import Internals
+import HTTPClient
 import Receipts
-
-#if canImport(FoundationNetworking)
-    public import FoundationNetworking
-#endif
 
 /// Why a verifyReceipt call produced no answer. Every case means "unable to complete
 /// verification": the receipt was neither accepted nor rejected, so a store should keep the
@@ -151,42 +146,15 @@ public struct VerifyReceiptClient: Sendable {
 
     /// The configuration.
     public let configuration: Configuration
-    let sessionOwner: SessionOwner
-    var session: URLSession { sessionOwner.session }
+    let transport: HTTPClientTransport
 
-    /// Holds the URLSession; one the client created itself is invalidated when the last copy of the
-    /// client goes away (URLSession keeps its resources until invalidated).
-    final class SessionOwner: Sendable {
-        let session: URLSession
-        let owned: Bool
-
-        init(session: URLSession, owned: Bool) {
-            self.session = session
-            self.owned = owned
-        }
-
-        deinit {
-            if owned { session.finishTasksAndInvalidate() }
-        }
-    }
-
-    /// Creates a client. Without `session`, an ephemeral session (no cookies, no cache) with the
-    /// configured timeout is used.
-    public init(configuration: Configuration, session: URLSession? = nil) {
+    /// Creates a client with an ephemeral session of its own (no cookies, no cache), its own
+    /// deadline of ``Configuration/timeout`` per request and the response bounded by
+    /// ``Configuration/maximumResponseSize`` while it arrives. Redirects are not followed: the
+    /// request carries the receipt and the shared secret.
+    public init(configuration: Configuration) {
         self.configuration = configuration
-        if let session {
-            sessionOwner = SessionOwner(session: session, owned: false)
-        } else {
-            let sessionConfiguration = URLSessionConfiguration.ephemeral
-            // A backstop only: the client enforces ``Configuration/timeout`` itself, because
-            // URLSession on Linux truncates timeouts to whole seconds (0.5 s becomes "at once").
-            sessionConfiguration.timeoutIntervalForRequest = (configuration.timeout + 1).rounded(.up)
-            sessionConfiguration.timeoutIntervalForResource = (configuration.timeout + 1).rounded(.up)
-            sessionConfiguration.httpCookieStorage = nil
-            sessionConfiguration.urlCache = nil
-            sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-            sessionOwner = SessionOwner(session: URLSession(configuration: sessionConfiguration), owned: true)
-        }
+        transport = HTTPClientTransport(timeout: configuration.timeout, maximumResponseSize: configuration.maximumResponseSize)
     }
 
     /// Verifies receipt bytes (an app receipt's DER, or a transaction receipt's text); they are
@@ -229,116 +197,34 @@ public struct VerifyReceiptClient: Sendable {
         func fail(_ code: VerifyReceiptClientError.Code, _ reason: String, status: Int? = nil) -> VerifyReceiptClientError {
             VerifyReceiptClientError(code: code, environment: environment, url: url, httpStatus: status, reason: reason)
         }
-        var urlRequest = URLRequest(
-            url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (configuration.timeout + 1).rounded(.up))
-        urlRequest.httpMethod = "POST"
-        urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
-        urlRequest.httpBody = Data(request.jsonBody)
-
         if Task.isCancelled { throw fail(.cancelled, "the task was cancelled") }
-        let exchange = Exchange()
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Exchange.Outcome, Never>) in
-                exchange.begin(continuation)
-                let task = session.dataTask(with: urlRequest) { data, response, error in
-                    if let error {
-                        exchange.finish(.failure(error as? URLError ?? URLError(.unknown), "\(error)"))
-                    } else if let http = response as? HTTPURLResponse {
-                        exchange.finish(.response(data ?? Data(), http.statusCode))
-                    } else {
-                        exchange.finish(.failure(URLError(.badServerResponse), "not an HTTP response"))
-                    }
-                }
-                exchange.attach(task)
-                task.resume()
-                // Our own deadline: URLSession on Linux truncates timeouts to whole seconds.
-                DispatchQueue.global().asyncAfter(deadline: .now() + configuration.timeout) { exchange.expire() }
-            }
-        } onCancel: {
-            exchange.cancel()
-        }
-        let data: Data
+        let outcome = await transport.send(
+            HTTPClientRequest(
+                method: "POST", url: url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
+                body: request.jsonBody))
+        let body: [UInt8]
         switch outcome {
         case .timedOut:
             throw fail(.timedOut, "no response within \(configuration.timeout) s")
         case .cancelled:
             throw fail(.cancelled, "the task was cancelled")
-        case .failure(let error, let text):
-            throw fail(Self.code(of: error), "\(text) (URLError \(error.code.rawValue))")
-        case .response(let body, let status):
+        case .failure(let code, let text):
+            throw fail(Self.code(of: code), "\(text) (URLError \(code.rawValue))")
+        case .tooLarge(let status, let limit):
+            throw fail(.invalidResponse, "the response is larger than \(limit) bytes", status: status)
+        case .response(let status, _, let received):
             guard status == 200 else { throw fail(.httpStatus, "HTTP \(status)", status: status) }
-            data = body
-        }
-        guard data.count <= configuration.maximumResponseSize else {
-            throw fail(.invalidResponse, "the response has \(data.count) bytes, more than \(configuration.maximumResponseSize)")
+            body = received
         }
         do throws(VerifyReceiptResponse.Malformed) {
-            return try VerifyReceiptResponse(body: [UInt8](data))
+            return try VerifyReceiptResponse(body: body)
         } catch {
             throw fail(.invalidResponse, error.reason)
         }
     }
 
-    /// One HTTP exchange: resumes its continuation exactly once, with the response, the failure,
-    /// or the deadline or cancellation that came first.
-    final class Exchange: Sendable {
-        enum Outcome: Sendable {
-            case response(Data, Int)
-            case failure(URLError, String)
-            case timedOut
-            case cancelled
-        }
-
-        struct State {
-            var continuation: CheckedContinuation<Outcome, Never>?
-            var task: URLSessionDataTask?
-            /// The outcome, once decided (possibly before the continuation existed).
-            var outcome: Outcome?
-        }
-
-        let state = Locked(State())
-
-        func begin(_ continuation: CheckedContinuation<Outcome, Never>) {
-            let decided = state.withLock { state -> Outcome? in
-                if state.outcome == nil { state.continuation = continuation }
-                return state.outcome
-            }
-            if let decided { continuation.resume(returning: decided) }
-        }
-
-        func attach(_ task: URLSessionDataTask) {
-            let decided = state.withLock { state -> Bool in
-                state.task = task
-                return state.outcome != nil
-            }
-            if decided { task.cancel() }
-        }
-
-        /// Decides the outcome if nothing did yet: resumes the caller and, for a deadline or a
-        /// cancellation, cancels the HTTP task.
-        func finish(_ outcome: Outcome) {
-            let taken = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, URLSessionDataTask?)? in
-                guard state.outcome == nil else { return nil }
-                state.outcome = outcome
-                defer { state.continuation = nil }
-                return (state.continuation, state.task)
-            }
-            guard let (continuation, task) = taken else { return }
-            continuation?.resume(returning: outcome)
-            switch outcome {
-            case .timedOut, .cancelled: task?.cancel()
-            case .response, .failure: break
-            }
-        }
-
-        func expire() { finish(.timedOut) }
-
-        func cancel() { finish(.cancelled) }
-    }
-
-    static func code(of error: URLError) -> VerifyReceiptClientError.Code {
-        switch error.code {
+    static func code(of error: URLError.Code) -> VerifyReceiptClientError.Code {
+        switch error {
         case .timedOut: .timedOut
         case .cancelled: .cancelled
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet: .cannotConnect

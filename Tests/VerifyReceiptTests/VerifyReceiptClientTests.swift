@@ -117,6 +117,9 @@ import VerifyReceipt
             case "503": .text("down", status: 503)
             case "html": .text("<html>maintenance</html>", status: 200)
             case "21005": Self.statusBody(21005)
+            // A valid answer padded past the client's 64 KiB limit below.
+            case "huge": .json(Array(#"{"status":0,"pad":""#.utf8) + [UInt8](repeating: 0x61, count: 1 << 20) + Array(#""}"#.utf8))
+            case "redirect": HTTPResponse(status: 307, headers: [HTTPHeader("Location", "/verifyReceipt?21005")])
             default: .text("not found", status: 404)
             }
         }
@@ -142,6 +145,26 @@ import VerifyReceipt
                 #expect(error.code == .invalidResponse)
                 #expect(!error.isRetryable)
             }
+            // The response is bounded while it arrives, not after.
+            do throws(VerifyReceiptClientError) {
+                let target = url(server, "/verifyReceipt?huge")
+                _ = try await VerifyReceiptClient(
+                    configuration: .init(productionURL: target, sandboxURL: target, timeout: 5, maximumResponseSize: 64 << 10)
+                ).verify(receipt: [1])
+                Issue.record("a 1 MiB body passed a 64 KiB limit")
+            } catch {
+                #expect(error.code == .invalidResponse)
+                #expect(error.reason.contains("larger than 65536 bytes"))
+            }
+            // A redirect is the answer, never followed: the receipt and the secret go nowhere else.
+            do throws(VerifyReceiptClientError) {
+                _ = try await client("redirect").verify(receipt: [1])
+                Issue.record("a redirect was followed")
+            } catch {
+                #expect(error.code == .httpStatus)
+                #expect(error.httpStatus == 307)
+            }
+            #expect(!handler.requests.contains { $0.query == "21005" })
             // Apple's own "server unavailable" status is an answer, not a transport failure.
             let unavailable = try await client("21005").verify(receipt: [1])
             #expect(unavailable.response.status == .serverUnavailable)

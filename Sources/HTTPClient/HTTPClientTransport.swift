@@ -1,21 +1,37 @@
+// The one way the package's clients (VerifyReceiptClient, AppStoreServerAPIClient) talk HTTP:
+// URLSession with a deadline of their own, a response body bounded while it arrives, no redirects,
+// no cookies or cache.
+
 import Dispatch
-import Foundation
+package import Foundation
 import Internals
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// One HTTP request the client sends.
-struct HTTPRequestSpec: Sendable {
-    var method: String
-    var url: URL
-    var headers: [(String, String)]
-    var body: [UInt8]?
+/// One HTTP request a client sends.
+package struct HTTPClientRequest: Sendable {
+    /// `GET`, `POST`, …
+    package var method: String
+    /// Where it goes.
+    package var url: URL
+    /// Header fields, in order.
+    package var headers: [(String, String)]
+    /// The body, if any.
+    package var body: [UInt8]?
+
+    /// Creates a request.
+    package init(method: String, url: URL, headers: [(String, String)], body: [UInt8]? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
 }
 
 /// What one HTTP exchange ended with.
-enum HTTPOutcome: Sendable {
+package enum HTTPClientOutcome: Sendable {
     /// A complete response: status, header fields (names lower-cased), body.
     case response(status: Int, headers: [String: String], body: [UInt8])
     /// The body grew past the limit (the transfer was stopped there).
@@ -29,15 +45,19 @@ enum HTTPOutcome: Sendable {
 }
 
 /// Sends requests through one `URLSession` with a delegate that bounds each body while it
-/// arrives, refuses redirects (a bearer token is never sent to another URL), and a deadline of the
-/// client's own (URLSession on Linux truncates timeouts to whole seconds).
-final class HTTPTransport: Sendable {
+/// arrives, refuses redirects (a bearer token, a shared secret or a receipt is never sent to
+/// another URL; the redirect itself is the answer), and a deadline of the client's own (URLSession
+/// on Linux truncates timeouts to whole seconds, so 0.5 s would mean "at once").
+package final class HTTPClientTransport: Sendable {
     let session: URLSession
     let delegate: TransportDelegate
-    let timeout: TimeInterval
-    let maximumResponseSize: Int
+    /// The longest wait for a whole exchange, in seconds.
+    package let timeout: TimeInterval
+    /// The largest response body accepted; a longer one stops the transfer there.
+    package let maximumResponseSize: Int
 
-    init(timeout: TimeInterval, maximumResponseSize: Int) {
+    /// Creates a transport with its own ephemeral session (no cookies, no cache).
+    package init(timeout: TimeInterval, maximumResponseSize: Int) {
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
         let configuration = URLSessionConfiguration.ephemeral
@@ -56,7 +76,7 @@ final class HTTPTransport: Sendable {
     }
 
     /// Sends one request and waits for its outcome (never longer than ``timeout``).
-    func send(_ spec: HTTPRequestSpec) async -> HTTPOutcome {
+    package func send(_ spec: HTTPClientRequest) async -> HTTPClientOutcome {
         var request = URLRequest(url: spec.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (timeout + 1).rounded(.up))
         request.httpMethod = spec.method
         for (name, value) in spec.headers { request.setValue(value, forHTTPHeaderField: name) }
@@ -65,7 +85,7 @@ final class HTTPTransport: Sendable {
         let exchange = Exchange(limit: maximumResponseSize)
         let timeout = timeout
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<HTTPOutcome, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientOutcome, Never>) in
                 exchange.begin(continuation)
                 let task = session.dataTask(with: request)
                 delegate.register(exchange, for: task)
@@ -83,9 +103,9 @@ final class HTTPTransport: Sendable {
 /// with the response, the failure, or the deadline or cancellation that came first.
 final class Exchange: Sendable {
     struct State {
-        var continuation: CheckedContinuation<HTTPOutcome, Never>?
+        var continuation: CheckedContinuation<HTTPClientOutcome, Never>?
         var task: URLSessionDataTask?
-        var outcome: HTTPOutcome?
+        var outcome: HTTPClientOutcome?
         var status = 0
         var headers: [String: String] = [:]
         var body: [UInt8] = []
@@ -96,8 +116,8 @@ final class Exchange: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    func begin(_ continuation: CheckedContinuation<HTTPOutcome, Never>) {
-        let decided = state.withLock { state -> HTTPOutcome? in
+    func begin(_ continuation: CheckedContinuation<HTTPClientOutcome, Never>) {
+        let decided = state.withLock { state -> HTTPClientOutcome? in
             if state.outcome == nil { state.continuation = continuation }
             return state.outcome
         }
@@ -146,14 +166,15 @@ final class Exchange: Sendable {
             finish(.failure(code, "\(error)"))
             return
         }
-        let response = state.withLock { state in HTTPOutcome.response(status: state.status, headers: state.headers, body: state.body) }
+        let response = state.withLock { state in HTTPClientOutcome.response(status: state.status, headers: state.headers, body: state.body)
+        }
         finish(response)
     }
 
     /// Decides the outcome if nothing did yet; a deadline, cancellation or oversized body also
     /// cancels the HTTP task.
-    func finish(_ outcome: HTTPOutcome) {
-        let taken = state.withLock { state -> (CheckedContinuation<HTTPOutcome, Never>?, URLSessionDataTask?)? in
+    func finish(_ outcome: HTTPClientOutcome) {
+        let taken = state.withLock { state -> (CheckedContinuation<HTTPClientOutcome, Never>?, URLSessionDataTask?)? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
             defer { state.continuation = nil }
