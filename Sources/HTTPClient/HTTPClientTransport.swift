@@ -77,33 +77,52 @@ package final class HTTPClientTransport: Sendable {
 
     /// Sends one request and waits for its outcome (never longer than ``timeout``).
     package func send(_ spec: HTTPClientRequest) async -> HTTPClientOutcome {
-        var request = URLRequest(url: spec.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (timeout + 1).rounded(.up))
-        request.httpMethod = spec.method
-        for (name, value) in spec.headers { request.setValue(value, forHTTPHeaderField: name) }
-        if let body = spec.body { request.httpBody = Data(body) }
         if Task.isCancelled { return .cancelled }
         let exchange = Exchange(limit: maximumResponseSize)
-        let timeout = timeout
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientOutcome, Never>) in
-                exchange.begin(continuation)
-                let task = session.dataTask(with: request)
-                delegate.register(exchange, for: task)
-                exchange.attach(task)
-                task.resume()
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { exchange.finish(.timedOut) }
+                start(spec, exchange) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             exchange.finish(.cancelled)
         }
     }
+
+    /// Sends one request and blocks the calling thread until its outcome (never longer than
+    /// ``timeout``). Uses no Swift concurrency, so it is safe on a thread that must not wait for
+    /// the cooperative pool (a server's connection thread, a dispatch queue); never call it from
+    /// an async context.
+    package func sendBlocking(_ spec: HTTPClientRequest) -> HTTPClientOutcome {
+        let result = Locked<HTTPClientOutcome?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        start(spec, Exchange(limit: maximumResponseSize)) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 } ?? .cancelled
+    }
+
+    /// Starts the exchange; `completion` runs exactly once, on a URLSession or dispatch thread.
+    private func start(_ spec: HTTPClientRequest, _ exchange: Exchange, completion: @escaping @Sendable (HTTPClientOutcome) -> Void) {
+        var request = URLRequest(url: spec.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (timeout + 1).rounded(.up))
+        request.httpMethod = spec.method
+        for (name, value) in spec.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body = spec.body { request.httpBody = Data(body) }
+        exchange.begin(completion)
+        let task = session.dataTask(with: request)
+        delegate.register(exchange, for: task)
+        exchange.attach(task)
+        task.resume()
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { exchange.finish(.timedOut) }
+    }
 }
 
-/// One exchange: collects the body up to its limit and resumes its continuation exactly once,
+/// One exchange: collects the body up to its limit and calls its completion exactly once,
 /// with the response, the failure, or the deadline or cancellation that came first.
 final class Exchange: Sendable {
     struct State {
-        var continuation: CheckedContinuation<HTTPClientOutcome, Never>?
+        var completion: (@Sendable (HTTPClientOutcome) -> Void)?
         var task: URLSessionDataTask?
         var outcome: HTTPClientOutcome?
         var status = 0
@@ -116,12 +135,12 @@ final class Exchange: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    func begin(_ continuation: CheckedContinuation<HTTPClientOutcome, Never>) {
+    func begin(_ completion: @escaping @Sendable (HTTPClientOutcome) -> Void) {
         let decided = state.withLock { state -> HTTPClientOutcome? in
-            if state.outcome == nil { state.continuation = continuation }
+            if state.outcome == nil { state.completion = completion }
             return state.outcome
         }
-        if let decided { continuation.resume(returning: decided) }
+        if let decided { completion(decided) }
     }
 
     func attach(_ task: URLSessionDataTask) {
@@ -174,14 +193,14 @@ final class Exchange: Sendable {
     /// Decides the outcome if nothing did yet; a deadline, cancellation or oversized body also
     /// cancels the HTTP task.
     func finish(_ outcome: HTTPClientOutcome) {
-        let taken = state.withLock { state -> (CheckedContinuation<HTTPClientOutcome, Never>?, URLSessionDataTask?)? in
+        let taken = state.withLock { state -> ((@Sendable (HTTPClientOutcome) -> Void)?, URLSessionDataTask?)? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
-            defer { state.continuation = nil }
-            return (state.continuation, state.task)
+            defer { state.completion = nil }
+            return (state.completion, state.task)
         }
-        guard let (continuation, task) = taken else { return }
-        continuation?.resume(returning: outcome)
+        guard let (completion, task) = taken else { return }
+        completion?(outcome)
         switch outcome {
         case .timedOut, .cancelled, .tooLarge: task?.cancel()
         case .response, .failure: break

@@ -97,28 +97,17 @@ public final class URLSessionNotificationTransport: NotificationTransport {
         client = HTTPClientTransport(timeout: timeout, maximumResponseSize: 64 << 10)
     }
 
-    /// POSTs and waits at most ``timeout`` seconds. Blocks the calling thread: call it from a
-    /// thread of its own (the notification sender's queue, a server's connection thread), not
-    /// from Swift concurrency's pool.
+    /// POSTs and waits at most ``timeout`` seconds, blocking the calling thread without Swift
+    /// concurrency (the notification sender's queue, a server's connection thread).
     public func post(_ body: [UInt8], to url: URL) -> NotificationAttemptResult {
-        let result = Locked<NotificationAttemptResult?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let client = self.client
         let request = HTTPClientRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body)
-        Task.detached {
-            let outcome: NotificationAttemptResult =
-                switch await client.send(request) {
-                case .response(let status, _, _), .tooLarge(let status, _): .status(status)
-                case .timedOut: .timedOut("no answer within \(client.timeout) s")
-                case .failure(.timedOut, let text): .timedOut(text)
-                case .failure(_, let text): .failed(text)
-                case .cancelled: .failed("cancelled")
-                }
-            result.withLock { $0 = outcome }
-            done.signal()
+        return switch client.sendBlocking(request) {
+        case .response(let status, _, _), .tooLarge(let status, _): .status(status)
+        case .timedOut: .timedOut("no answer within \(client.timeout) s")
+        case .failure(.timedOut, let text): .timedOut(text)
+        case .failure(_, let text): .failed(text)
+        case .cancelled: .failed("cancelled")
         }
-        done.wait()
-        return result.withLock { $0 } ?? .failed("no response")
     }
 }
 
