@@ -155,6 +155,9 @@ package enum Base64 {
         let whole = bytes.count / 3
         let rest = bytes.count - whole * 3
         let length = whole * 4 + (rest == 0 ? 0 : pads ? 4 : rest + 1)
+        // With capacity 0 the initialiser below writes the count of the shared empty-array
+        // storage, which other threads read: a race ThreadSanitizer reports.
+        guard length > 0 else { return [] }
         return [UInt8](unsafeUninitializedCapacity: length) { output, initialized in
             var out = 0
             var index = 0

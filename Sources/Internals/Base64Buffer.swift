@@ -54,6 +54,9 @@ extension Base64 {
         if padding > 0 && padding != (4 - tail) % 4 { return nil }
         let full = length - tail
         let capacity = full / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+        // Nothing to decode (also keeps the uninitialised-capacity initialiser below from writing
+        // the count of the shared empty-array storage, a race ThreadSanitizer reports).
+        if capacity == 0 { return [] }
         let tables = rules.alphabet == .standard ? fastStandard : fastURL
         return tables.withUnsafeBufferPointer { t -> [UInt8]? in
             guard let t0 = t.baseAddress, let src = text.baseAddress else { return capacity == 0 && length == 0 ? [] : nil }
