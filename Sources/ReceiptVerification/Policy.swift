@@ -111,9 +111,9 @@ public struct CertificateExtensionPolicy: ChainPolicy {
         guard let index = position.index(in: chain) else {
             return .fails("the chain of \(chain.count) has no \(position)")
         }
-        let certificate = chain[index]
-        return certificate.hasExtension(oid: oid)
-            ? .meets : .fails("the \(position) (\(certificate.subject)) lacks the extension \(oid)")
+        // In place: no copy of the certificate (and of the references it holds) on every verification.
+        return chain[index].hasExtension(oid: oid)
+            ? .meets : .fails("the \(position) (\(chain[index].subject)) lacks the extension \(oid)")
     }
 }
 

@@ -367,7 +367,11 @@ struct AppReceiptParser {
         }
         if !topLevelUnknown.isEmpty {
             let start = unknown.count
-            unknown.append(contentsOf: topLevelUnknown)
+            if start == 0 {
+                unknown = topLevelUnknown  // no in-app record listed any: the list as it is, not a copy
+            } else {
+                unknown.append(contentsOf: topLevelUnknown)
+            }
             receipt.unknown = .list(shared, start..<unknown.count)
         }
         receipt.inAppPurchases = purchases
