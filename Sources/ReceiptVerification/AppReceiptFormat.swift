@@ -162,7 +162,7 @@ public struct AppReceiptFormat: SignedFormat {
         }
         run.record(.signerCertificate, true, template: .embeddedCertificate(signerIndex, parsed.label))
         let algorithm = checkKeyAndSignature(
-            signer, publicKey: parsed.publicKey, digest: digest, payload: envelope.payload, contentType: contentType, in: &run)
+            signer, key: parsed, digest: digest, payload: envelope.payload, contentType: contentType, in: &run)
         return SignedBy(
             signer: parsed, certificates: envelope.certificates, signerIndex: signerIndex, policy: policy,
             signature: SignatureSummary(algorithm: algorithm ?? .rsaPKCS1v15(digest)))
@@ -284,14 +284,13 @@ public struct AppReceiptFormat: SignedFormat {
     /// Signature algorithm, key strength, signed attributes and the signature itself. Returns the
     /// algorithm when the signature verified.
     private func checkKeyAndSignature(
-        _ signer: SignerInfo, publicKey: PublicKey?, digest: DigestAlgorithm?, payload: ArraySlice<UInt8>,
+        _ signer: SignerInfo, key: SignerCertificate, digest: DigestAlgorithm?, payload: ArraySlice<UInt8>,
         contentType: ASN1ObjectIdentifier, in run: inout VerificationRun
     ) -> SignatureAlgorithm? {
-        guard let publicKey else {
+        guard let publicKey = key.publicKey, let kind = key.keyKind else {
             run.record(.signerKey, false, "OpenSSL cannot decode the signer certificate's public key")
             return nil
         }
-        let kind = publicKey.kind
         // Signature algorithm: known, same key family, same digest when it names one.
         let algorithmOID = signer.signatureAlgorithm.oid
         var algorithm: SignatureAlgorithm?
@@ -330,7 +329,7 @@ public struct AppReceiptFormat: SignedFormat {
                 run.record(.signerKey, false, "the signer's RSA key has \(bits) bits; at least \(minimum) are required")
             }
         case .ec(let curve):
-            let bits = publicKey.bits
+            let bits = key.keyBits
             let strong = bits >= Self.ecFloor
             run.record(
                 .signerKey, strong,

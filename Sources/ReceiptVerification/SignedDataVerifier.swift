@@ -151,11 +151,17 @@ public struct SignerCertificate: Sendable {
         let certificate: Certificate
         let publicKey: PublicKey?
         let label: String
+        /// The key's kind and size, asked of OpenSSL once (the cache keeps this object, and every
+        /// verification checks them).
+        let keyKind: PublicKey.Kind?
+        let keyBits: Int
 
         init(certificate: Certificate, publicKey: PublicKey?, label: String) {
             self.certificate = certificate
             self.publicKey = publicKey
             self.label = label
+            keyKind = publicKey?.kind
+            keyBits = publicKey?.bits ?? 0
         }
     }
 
@@ -171,6 +177,10 @@ public struct SignerCertificate: Sendable {
     public var publicKey: PublicKey? { storage.publicKey }
     /// Subject and serial number, rendered once for messages.
     public var label: String { storage.label }
+    /// The kind of ``publicKey``, read once.
+    var keyKind: PublicKey.Kind? { storage.keyKind }
+    /// The size of ``publicKey`` in bits, read once (0 without a key).
+    var keyBits: Int { storage.keyBits }
     /// The exact DER bytes the certificate was parsed from.
     public var derEncoded: [UInt8] { certificate.derEncoded }
 }
@@ -412,6 +422,8 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         -> Verdict<Format.Payload>
     {
         var run = VerificationRun(machinery: machinery, requestedTime: requestedTime)
+        // The reason's closure holds the format and the payload, not the whole verifier.
+        let format = format
         run.record(.parse, true, format.describe(payload))
         run.record(.trustAnchors, !machinery.anchors.certificates.isEmpty, written: machinery.trustAnchorsReason)
 
@@ -494,7 +506,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
                 ? .storeKitTesting : machinery.appleAnchorIndices.contains(index) ? .apple : .configuredAnchor
         }
         return Verdict(
-            checks: run.checks, required: requiredChecks, requiredPolicies: signed?.policy.chainPolicies ?? [], unchecked: unchecked,
+            checks: run.checks, required: requiredChecks, requiredPolicies: signed?.policy.requiredNames ?? [], unchecked: unchecked,
             payload: payload, chain: validatedChain,
             validationTime: validationTime, requestedTime: requestedTime, signature: signed?.signature,
             assurance: assurance)

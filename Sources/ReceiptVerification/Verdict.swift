@@ -351,10 +351,10 @@ public struct Verdict<Payload: Sendable>: Sendable, CustomStringConvertible {
 
     /// Assembles a verdict; `isValid` is derived here and nowhere else.
     ///
-    /// The required names are `required` and the names of `requiredPolicies` (passed apart so
-    /// that no list is built per verification).
+    /// The required names are `required` and `requiredPolicies` (a policy's names, passed apart
+    /// so that no list is built per verification).
     init(
-        checks: [VerificationCheck], required: [VerificationCheck.Name], requiredPolicies: [any ChainPolicy] = [],
+        checks: [VerificationCheck], required: [VerificationCheck.Name], requiredPolicies: [VerificationCheck.Name] = [],
         unchecked: [VerificationCheck.Name], payload: Payload?, chain: [Certificate]?, validationTime: Date?,
         requestedTime: ValidationTime, signature: SignatureSummary?, assurance: VerificationAssurance?
     ) {
@@ -394,7 +394,7 @@ public struct Verdict<Payload: Sendable>: Sendable, CustomStringConvertible {
         // Every check passed, and every required check is among them.
         let valid =
             allPassed && required.allSatisfy(didRun)
-            && requiredPolicies.withUnsafeBufferPointer { policies in policies.indices.allSatisfy { didRun(policies[$0].name) } }
+            && requiredPolicies.allSatisfy(didRun)
         isValid = valid
         self.chain = didPass(.chain) ? chain : nil
         self.signature = didPass(.signature) ? signature : nil
