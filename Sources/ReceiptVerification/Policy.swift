@@ -183,6 +183,7 @@ public struct VerificationPolicy: Sendable {
     /// A name for messages (`appStore`, `xcode`, `custom`, …).
     public var name: String
     /// Chain policies, evaluated in order on the validated chain; the first failure stops them.
+    /// Their names (``ChainPolicy/name``) are read when the list is set.
     public var chainPolicies: [any ChainPolicy] {
         didSet { requiredNames = chainPolicies.map(\.name) }
     }

@@ -45,7 +45,8 @@ public protocol SignedFormat: Sendable {
     func checkSignature(of payload: Payload, in run: inout VerificationRun) -> SignedBy?
 
     /// The names of the format's own checks that must have run and passed for a valid verdict
-    /// (``VerificationCheck/Name/signature`` among them).
+    /// (``VerificationCheck/Name/signature`` among them). Read once, when a verifier of the
+    /// format is made.
     var requiredChecks: [VerificationCheck.Name] { get }
 
     /// The date ``ValidationTime/signedDate`` means for this payload, if it has one.
