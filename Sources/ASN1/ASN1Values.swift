@@ -77,18 +77,24 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         guard let last = content.last, last & 0x80 == 0 else {
             throw ASN1Error.make(.invalidObjectIdentifier, offset, "OBJECT IDENTIFIER is empty or truncated")
         }
-        var startOfArc = true
-        var value: UInt64 = 0
-        for byte in content {
-            if startOfArc && byte == 0x80 {
-                throw ASN1Error.make(.invalidObjectIdentifier, offset, "OBJECT IDENTIFIER arc has a superfluous leading octet")
+        // Over the raw octets (no bounds check per octet: every verification validates a few
+        // identifiers); 0 valid, 1 a superfluous leading octet, 2 an arc beyond 64 bits.
+        let problem = content.withUnsafeBytes { octets -> UInt8 in
+            var startOfArc = true
+            var value: UInt64 = 0
+            for byte in octets {
+                if startOfArc && byte == 0x80 { return 1 }
+                guard value <= UInt64.max >> 7 else { return 2 }
+                value = value << 7 | UInt64(byte & 0x7F)
+                startOfArc = byte & 0x80 == 0
+                if startOfArc { value = 0 }
             }
-            guard value <= UInt64.max >> 7 else {
-                throw ASN1Error.make(.invalidObjectIdentifier, offset, "OBJECT IDENTIFIER arc exceeds 64 bits")
-            }
-            value = value << 7 | UInt64(byte & 0x7F)
-            startOfArc = byte & 0x80 == 0
-            if startOfArc { value = 0 }
+            return 0
+        }
+        switch problem {
+        case 0: return
+        case 1: throw ASN1Error.make(.invalidObjectIdentifier, offset, "OBJECT IDENTIFIER arc has a superfluous leading octet")
+        default: throw ASN1Error.make(.invalidObjectIdentifier, offset, "OBJECT IDENTIFIER arc exceeds 64 bits")
         }
     }
 

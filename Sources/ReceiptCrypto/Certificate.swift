@@ -180,7 +180,14 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the certificate carries an extension with the OID `oid`.
     public func hasExtension(oid: ASN1ObjectIdentifier) -> Bool {
-        extensionOIDs.contains(oid)
+        // By index: comparing in place, without copying (and retaining) each identifier.
+        // In place, lengths first: only identifiers of the same length are compared (and
+        // retained for the comparison), not every extension of the certificate.
+        let length = oid.encodedContent.count
+        return extensionOIDs.withUnsafeBufferPointer { oids in
+            for index in oids.indices where oids[index].encodedContent.count == length && oids[index] == oid { return true }
+            return false
+        }
     }
 
     /// The contents of the `extnValue` OCTET STRING of the first extension with the OID `oid`

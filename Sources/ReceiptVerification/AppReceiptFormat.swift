@@ -57,7 +57,10 @@ public struct AppReceiptFormat: SignedFormat {
     /// The digests accepted in the SignerInfo. MD5 is refused even when listed.
     public var allowedDigests: Set<DigestAlgorithm> {
         get { storedDigests }
-        set { storedDigests = newValue.subtracting([.md5]) }
+        set {
+            storedDigests = newValue.subtracting([.md5])
+            allowedDigestBits = Self.bits(of: storedDigests)
+        }
     }
     /// The smallest RSA modulus accepted for the signer key. Values below 2048 are raised to 2048.
     public var minimumRSAKeyBits: Int {
@@ -65,6 +68,9 @@ public struct AppReceiptFormat: SignedFormat {
         set { storedMinimumRSAKeyBits = max(Self.rsaFloor, newValue) }
     }
     private var storedDigests: Set<DigestAlgorithm>
+    /// ``allowedDigests`` as one bit per digest, so each verification tests a bit instead of
+    /// hashing the digest's name for the set.
+    private var allowedDigestBits: UInt8
     private var storedMinimumRSAKeyBits: Int
 
     static let rsaFloor = 2048
@@ -78,6 +84,7 @@ public struct AppReceiptFormat: SignedFormat {
         self.policy = policy
         self.limits = limits
         storedDigests = allowedDigests.subtracting([.md5])
+        allowedDigestBits = Self.bits(of: storedDigests)
         storedMinimumRSAKeyBits = max(Self.rsaFloor, minimumRSAKeyBits)
     }
 
@@ -106,9 +113,11 @@ public struct AppReceiptFormat: SignedFormat {
 
     /// Content type, signer count, digest, signer certificate, algorithm, key, signed attributes
     /// and the signature.
-    public var requiredChecks: [VerificationCheck.Name] {
-        [.contentType, .signerCount, .digestAlgorithm, .signerCertificate, .signatureAlgorithm, .signerKey, .signedAttributes, .signature]
-    }
+    public var requiredChecks: [VerificationCheck.Name] { Self.ownChecks }
+
+    private static let ownChecks: [VerificationCheck.Name] = [
+        .contentType, .signerCount, .digestAlgorithm, .signerCertificate, .signatureAlgorithm, .signerKey, .signedAttributes, .signature,
+    ]
 
     // MARK: - The signature
 
@@ -151,71 +160,114 @@ public struct AppReceiptFormat: SignedFormat {
         case .success(let certificate):
             parsed = certificate
         }
-        run.record(.signerCertificate, true, "embedded certificate #\(signerIndex): \(parsed.label)")
+        run.record(.signerCertificate, true, template: .embeddedCertificate(signerIndex, parsed.label))
         let algorithm = checkKeyAndSignature(
-            signer, publicKey: parsed.publicKey, digest: digest, payload: envelope.payload, contentType: contentType, in: &run)
-        var others = envelope.certificates
-        others.remove(at: signerIndex)
+            signer, key: parsed, digest: digest, payload: envelope.payload, contentType: contentType, in: &run)
         return SignedBy(
-            signer: parsed, intermediates: others, policy: policy,
+            signer: parsed, certificates: envelope.certificates, signerIndex: signerIndex, policy: policy,
             signature: SignatureSummary(algorithm: algorithm ?? .rsaPKCS1v15(digest)))
     }
 
     /// The SignerInfo's digest: a known digest OID (not a signature OID), not MD5, allowed,
     /// with absent or NULL parameters, listed in SignedData.digestAlgorithms.
     private func checkDigest(_ signer: SignerInfo, _ envelope: ReceiptEnvelope) -> (digest: DigestAlgorithm?, reason: String) {
-        guard let digest = Self.digestsByOID[signer.digestAlgorithm.oid] else {
-            return (nil, "the digest algorithm \(signer.digestAlgorithm.oid) is not a known digest")
+        let algorithm = signer.digestAlgorithm
+        guard let digest = Self.digest(oid: algorithm.oid) else {
+            return (nil, "the digest algorithm \(algorithm.oid) is not a known digest")
         }
         guard !digest.isRefusedForSignatures else {
             return (nil, "the digest algorithm is MD5, which is refused")
         }
-        guard allowedDigests.contains(digest) else {
+        guard allowedDigestBits & Self.bit(of: digest) != 0 else {
             return (nil, "the digest algorithm \(digest) is not allowed by this verifier")
         }
-        if let parameters = signer.digestAlgorithm.parameters, !parameters.elementsEqual([0x05, 0x00]) {
+        if let parameters = algorithm.parameters, !parameters.elementsEqual([0x05, 0x00]) {
             return (nil, "the digest algorithm \(digest) has parameters other than NULL")
         }
-        guard envelope.digestAlgorithms.contains(where: { $0.oid == signer.digestAlgorithm.oid }) else {
+        let listed = envelope.digestAlgorithms
+        guard listed.indices.contains(where: { listed[$0].oid == algorithm.oid }) else {
             return (nil, "the digest algorithm \(digest) is not listed in SignedData.digestAlgorithms")
         }
-        return (digest, "\(digest)")
+        return (digest, digest.description)
     }
 
-    /// Digest OIDs (not signature OIDs) by value, built once.
-    static let digestsByOID: [ASN1ObjectIdentifier: DigestAlgorithm] = {
-        var table: [ASN1ObjectIdentifier: DigestAlgorithm] = [:]
-        for digest in DigestAlgorithm.allCases {
-            table[digest.oid] = digest
+    /// One bit per digest algorithm.
+    private static func bit(of digest: DigestAlgorithm) -> UInt8 {
+        switch digest {
+        case .sha1: 1
+        case .sha256: 2
+        case .sha384: 4
+        case .sha512: 8
+        case .md5: 16
         }
-        return table
-    }()
+    }
 
-    /// Signature algorithm OIDs by value, built once.
-    static let signatureAlgorithmsByOID: [ASN1ObjectIdentifier: SignatureAlgorithm] = {
-        var table: [ASN1ObjectIdentifier: SignatureAlgorithm] = [:]
+    /// The bits of a set of digests.
+    private static func bits(of digests: Set<DigestAlgorithm>) -> UInt8 {
+        digests.reduce(0) { $0 | bit(of: $1) }
+    }
+
+    /// Digest OIDs (not signature OIDs), built once: a handful, so a scan comparing bytes is
+    /// cheaper than hashing the OID for a dictionary.
+    static let digestsByOID: [KnownOID<DigestAlgorithm>] = DigestAlgorithm.allCases.map { KnownOID(oid: $0.oid, value: $0) }
+
+    /// Signature algorithm OIDs, built once (scanned like ``digestsByOID``).
+    static let signatureAlgorithmsByOID: [KnownOID<SignatureAlgorithm>] = {
+        var table: [KnownOID<SignatureAlgorithm>] = []
         let digests: [DigestAlgorithm?] = [nil] + DigestAlgorithm.allCases.map { $0 }
         for digest in digests {
             for algorithm in [SignatureAlgorithm.rsaPKCS1v15(digest)] + (digest.map { [SignatureAlgorithm.ecdsa($0)] } ?? []) {
-                if let oid = algorithm.oid { table[oid] = algorithm }
+                if let oid = algorithm.oid { table.append(KnownOID(oid: oid, value: algorithm)) }
             }
         }
         return table
     }()
+
+    /// The digest whose OID is `oid`, if known.
+    static func digest(oid: ASN1ObjectIdentifier) -> DigestAlgorithm? { KnownOID.find(oid, in: digestsByOID) }
+
+    /// The signature algorithm whose OID is `oid`, if known.
+    static func signatureAlgorithm(oid: ASN1ObjectIdentifier) -> SignatureAlgorithm? { KnownOID.find(oid, in: signatureAlgorithmsByOID) }
 
     /// The index of the one embedded certificate the SignerInfo names, found by reading each
     /// certificate's issuer, serial number and key identifier in Swift.
     private func locateSigner(_ signer: SignerInfo, in certificates: [ArraySlice<UInt8>]) -> (index: Int?, reason: String) {
         guard !certificates.isEmpty else { return (nil, "the receipt embeds no certificates") }
-        var matches: [Int] = []
-        for (index, der) in certificates.enumerated() {
+        // The first match, and the first later match that differs from it byte for byte
+        // (byte-identical duplicates are harmless; two different certificates with one name are
+        // not). Every certificate is read: one that is not a certificate fails first.
+        var first: Int?
+        var conflict: Int?
+        let identifier = signer.signerIdentifier
+        // Taken apart once, not once per certificate.
+        var byIssuer = false
+        var issuer: ArraySlice<UInt8> = []
+        var serialNumber: ArraySlice<UInt8> = []
+        if case .issuerAndSerialNumber(let named, let serial) = identifier {
+            byIssuer = true
+            issuer = named
+            serialNumber = serial
+        }
+        for index in certificates.indices {
             do throws(ASN1Error) {
-                if try CertificateIdentity.certificate(der, matches: signer.signerIdentifier) { matches.append(index) }
+                let matched =
+                    if byIssuer {
+                        try CertificateIdentity.certificate(certificates[index], issuer: issuer, serialNumber: serialNumber)
+                    } else {
+                        try CertificateIdentity.certificate(certificates[index], matches: identifier)
+                    }
+                if matched {
+                    if let first {
+                        if conflict == nil, !bytesEqual(certificates[index], certificates[first]) { conflict = index }
+                    } else {
+                        first = index
+                    }
+                }
             } catch {
-                return (nil, "embedded certificate #\(index) is not a DER X.509 certificate: \(error.reason)")
+                return (nil, "embedded certificate #\(index - certificates.startIndex) is not a DER X.509 certificate: \(error.reason)")
             }
         }
-        guard let first = matches.first else {
+        guard let first else {
             let named: String
             switch signer.signerIdentifier {
             case .issuerAndSerialNumber(_, let serial): named = "issuer and serial number \(Hex.encode(serial))"
@@ -223,8 +275,7 @@ public struct AppReceiptFormat: SignedFormat {
             }
             return (nil, "no embedded certificate matches the signer's \(named)")
         }
-        // Byte-identical duplicates are harmless; two different certificates with one name are not.
-        for other in matches.dropFirst() where !bytesEqual(certificates[other], certificates[first]) {
+        if let other = conflict {
             return (nil, "embedded certificates #\(first) and #\(other) differ but both match the signer identifier")
         }
         return (first, "")
@@ -233,18 +284,17 @@ public struct AppReceiptFormat: SignedFormat {
     /// Signature algorithm, key strength, signed attributes and the signature itself. Returns the
     /// algorithm when the signature verified.
     private func checkKeyAndSignature(
-        _ signer: SignerInfo, publicKey: PublicKey?, digest: DigestAlgorithm?, payload: ArraySlice<UInt8>,
+        _ signer: SignerInfo, key: SignerCertificate, digest: DigestAlgorithm?, payload: ArraySlice<UInt8>,
         contentType: ASN1ObjectIdentifier, in run: inout VerificationRun
     ) -> SignatureAlgorithm? {
-        guard let publicKey else {
+        guard let publicKey = key.publicKey, let kind = key.keyKind else {
             run.record(.signerKey, false, "OpenSSL cannot decode the signer certificate's public key")
             return nil
         }
-        let kind = publicKey.kind
         // Signature algorithm: known, same key family, same digest when it names one.
         let algorithmOID = signer.signatureAlgorithm.oid
         var algorithm: SignatureAlgorithm?
-        if let named = Self.signatureAlgorithmsByOID[algorithmOID] {
+        if let named = Self.signatureAlgorithm(oid: algorithmOID) {
             let consistent: Bool
             switch (named, kind) {
             case (.rsaPKCS1v15(let namedDigest), .rsa): consistent = namedDigest == nil || namedDigest == digest
@@ -256,14 +306,16 @@ public struct AppReceiptFormat: SignedFormat {
             case (.rsaPKCS1v15, .rsa), (.ecdsa, .ec): keyFamilyFits = true
             default: keyFamilyFits = false
             }
-            run.record(
-                .signatureAlgorithm, consistent,
-                consistent
-                    ? "\(named)"
-                    : keyFamilyFits
+            if consistent {
+                run.record(.signatureAlgorithm, true, template: .algorithm(named))
+                algorithm = named
+            } else {
+                run.record(
+                    .signatureAlgorithm, false,
+                    keyFamilyFits
                         ? "\(named) names a different digest than the SignerInfo (\(digest.map { "\($0)" } ?? "none"))"
                         : "\(named) does not fit the signer's \(kind) key")
-            if consistent { algorithm = named }
+            }
         } else {
             run.record(.signatureAlgorithm, false, "the signature algorithm \(algorithmOID) is not supported")
         }
@@ -271,11 +323,13 @@ public struct AppReceiptFormat: SignedFormat {
         switch kind {
         case .rsa(let bits):
             let minimum = minimumRSAKeyBits
-            let strong = bits >= minimum
-            run.record(
-                .signerKey, strong, strong ? "RSA \(bits) bits" : "the signer's RSA key has \(bits) bits; at least \(minimum) are required")
+            if bits >= minimum {
+                run.record(.signerKey, true, template: .rsaKey(bits))
+            } else {
+                run.record(.signerKey, false, "the signer's RSA key has \(bits) bits; at least \(minimum) are required")
+            }
         case .ec(let curve):
-            let bits = publicKey.bits
+            let bits = key.keyBits
             let strong = bits >= Self.ecFloor
             run.record(
                 .signerKey, strong,
@@ -306,14 +360,7 @@ public struct AppReceiptFormat: SignedFormat {
         }
         // Written when read: the payload's size, not a String made now.
         let payloadSize = signedBytes == nil ? payload.count : nil
-        run.record(
-            .signature, verified,
-            {
-                let over = payloadSize.map { "the \($0)-byte payload" } ?? "the signed attributes"
-                return verified
-                    ? "\(digest) signature over \(over) verified with the signer's key"
-                    : "the signature over \(over) does not verify with the signer's key (\(digest))"
-            }())
+        run.record(.signature, verified, template: .signature(digest, verified: verified, payloadSize: payloadSize))
         return verified ? algorithm : nil
     }
 
@@ -403,6 +450,13 @@ public struct AppReceiptFormat: SignedFormat {
     public func check(_ expectations: ReceiptExpectations, of receipt: AppReceipt, at time: Date?, in run: inout VerificationRun)
         -> [VerificationCheck.Name]
     {
+        if expectations.bundleIdentifier == nil, expectations.appVersion == nil, expectations.deviceIdentifier == nil,
+            expectations.allowedEnvironments == nil, expectations.allowedReceiptTypes == nil, expectations.requireNotExpired
+        {
+            // Only the expiration date is checked (the common case): the other names, listed once.
+            checkExpiration(of: receipt, at: time, in: &run)
+            return Self.uncheckedButExpiration
+        }
         var unchecked: [VerificationCheck.Name] = []
         unchecked.reserveCapacity(6)
         if let expected = expectations.bundleIdentifier {
@@ -461,25 +515,36 @@ public struct AppReceiptFormat: SignedFormat {
             unchecked.append(.receiptType)
         }
         if expectations.requireNotExpired {
-            if let expiration = receipt.expirationDate {
-                if let time {
-                    let ok = time < expiration
-                    run.record(
-                        .expirationDate, ok,
-                        ok
-                            ? "expires \(VerificationText.rfc3339(expiration))"
-                            : "the receipt expired at \(VerificationText.rfc3339(expiration)), before the validation time \(VerificationText.rfc3339(time))"
-                    )
-                } else {
-                    run.record(.expirationDate, false, "no validation time to compare the expiration date (21) with")
-                }
-            } else {
-                run.record(.expirationDate, true, "no expiration date (21)")
-            }
+            checkExpiration(of: receipt, at: time, in: &run)
         } else {
             unchecked.append(.expirationDate)
         }
         return unchecked
+    }
+
+    /// What ``check(_:of:at:in:)`` leaves unchecked when only the expiration date is checked.
+    private static let uncheckedButExpiration: [VerificationCheck.Name] = [
+        .bundleIdentifier, .appVersion, .deviceHash, .environment, .receiptType,
+    ]
+
+    /// The receipt has not expired (field 21) at the validation time.
+    private func checkExpiration(of receipt: AppReceipt, at time: Date?, in run: inout VerificationRun) {
+        if let expiration = receipt.expirationDate {
+            if let time {
+                if time < expiration {
+                    run.record(.expirationDate, true, template: .dated("expires", expiration))
+                } else {
+                    run.record(
+                        .expirationDate, false,
+                        "the receipt expired at \(VerificationText.rfc3339(expiration)), before the validation time \(VerificationText.rfc3339(time))"
+                    )
+                }
+            } else {
+                run.record(.expirationDate, false, "no validation time to compare the expiration date (21) with")
+            }
+        } else {
+            run.record(.expirationDate, true, "no expiration date (21)")
+        }
     }
 }
 
@@ -563,4 +628,19 @@ extension SignedDataVerifier where Format == AppReceiptFormat {
 extension Verdict where Payload == AppReceipt {
     /// The receipt parsed from the signed payload (``payload``).
     public var receipt: AppReceipt? { payload }
+}
+
+/// An object identifier the verifier knows, with what it stands for.
+struct KnownOID<Value: Sendable>: Sendable {
+    let oid: ASN1ObjectIdentifier
+    let value: Value
+
+    /// The value of `oid` in `table`: compared in place, byte for byte, without copying the
+    /// entries.
+    static func find(_ oid: ASN1ObjectIdentifier, in table: [KnownOID]) -> Value? {
+        table.withUnsafeBufferPointer { entries in
+            for index in entries.indices where entries[index].oid == oid { return entries[index].value }
+            return nil
+        }
+    }
 }

@@ -58,6 +58,13 @@ struct CertificateIdentity: Sendable, Hashable {
         guard case .issuerAndSerialNumber(let issuer, let serialNumber) = identifier else {
             return try CertificateIdentity(certificate: der).matches(identifier)
         }
+        return try certificate(der, issuer: issuer, serialNumber: serialNumber)
+    }
+
+    /// Whether the certificate `der` has this issuer (encoded Name) and serial number (INTEGER
+    /// content octets): read in place when it can be, else by the general reader.
+    static func certificate(_ der: ArraySlice<UInt8>, issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>) throws(ASN1Error) -> Bool
+    {
         if let answer = quickMatch(der, issuer: issuer, serialNumber: serialNumber) { return answer }
         return try generalMatch(der, issuer: issuer, serialNumber: serialNumber)
     }

@@ -105,13 +105,14 @@ public final class ChainCache: Sendable {
         func owned() -> Key { Key(certificate: Array(certificate)[...], anchors: anchors, mix: mix) }
 
         /// Eight bytes at a time: multiply-xor mixing of each word, then a final avalanche. Only
-        /// the last 512 bytes (and the length) are mixed: a certificate ends with its signature,
-        /// which differs between any two certificates, and the mix only picks the bucket (equality
-        /// compares every byte).
+        /// the last 128 bytes (and the length) are mixed: a certificate ends with its signature
+        /// (256 bytes for RSA-2048, about 70 for ECDSA P-256), which differs between any two
+        /// certificates, and the mix only picks the bucket (equality compares every byte). Every
+        /// verification mixes its signer's certificate, so the fewer words the better.
         static func mix(_ bytes: ArraySlice<UInt8>) -> UInt64 {
             bytes.withUnsafeBytes { raw in
                 var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(raw.count)
-                var i = max(0, raw.count - 512)
+                var i = max(0, raw.count - 128)
                 while i + 8 <= raw.count {
                     h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x100_0000_01B3
                     h ^= h >> 29
@@ -146,13 +147,24 @@ public final class ChainCache: Sendable {
         let notAfter: Date
         /// The chain's common names, rendered once for messages.
         let summary: String
+        /// The reason of a chain check served from the cache: ``summary`` and ` (cached)`,
+        /// written once.
+        let cachedSummary: String
 
-        /// Whether the chain may stand for a receipt embedding `certificates`, validated at `time`.
-        func applies(at time: Date, embedded certificates: [ArraySlice<UInt8>]) -> Bool {
+        init(chain: [Certificate], intermediates: [[UInt8]], notBefore: Date, notAfter: Date, summary: String) {
+            self.chain = chain
+            self.intermediates = intermediates
+            self.notBefore = notBefore
+            self.notAfter = notAfter
+            self.summary = summary
+            cachedSummary = summary + " (cached)"
+        }
+
+        /// Whether the chain may stand for an input whose signature step handed over `signed`
+        /// (every intermediate of the chain among its candidates), validated at `time`.
+        func applies(at time: Date, to signed: SignedBy) -> Bool {
             guard time >= notBefore, time < notAfter else { return false }
-            return intermediates.allSatisfy { intermediate in
-                certificates.contains { bytesEqual($0, intermediate[...]) }
-            }
+            return intermediates.allSatisfy { signed.hasIntermediate($0[...]) }
         }
     }
 

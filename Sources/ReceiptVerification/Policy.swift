@@ -111,9 +111,9 @@ public struct CertificateExtensionPolicy: ChainPolicy {
         guard let index = position.index(in: chain) else {
             return .fails("the chain of \(chain.count) has no \(position)")
         }
-        let certificate = chain[index]
-        return certificate.hasExtension(oid: oid)
-            ? .meets : .fails("the \(position) (\(certificate.subject)) lacks the extension \(oid)")
+        // In place: no copy of the certificate (and of the references it holds) on every verification.
+        return chain[index].hasExtension(oid: oid)
+            ? .meets : .fails("the \(position) (\(chain[index].subject)) lacks the extension \(oid)")
     }
 }
 
@@ -183,7 +183,13 @@ public struct VerificationPolicy: Sendable {
     /// A name for messages (`appStore`, `xcode`, `custom`, …).
     public var name: String
     /// Chain policies, evaluated in order on the validated chain; the first failure stops them.
-    public var chainPolicies: [any ChainPolicy]
+    /// Their names (``ChainPolicy/name``) are read when the list is set.
+    public var chainPolicies: [any ChainPolicy] {
+        didSet { requiredNames = chainPolicies.map(\.name) }
+    }
+    /// The names of ``chainPolicies``, in order: the checks a verdict under this policy requires,
+    /// listed once instead of read from each policy on every verification.
+    private(set) var requiredNames: [VerificationCheck.Name]
     /// Whether signatures under this policy are StoreKit testing signatures, which prove nothing
     /// about a real purchase (``VerificationAssurance/storeKitTesting``).
     public var isStoreKitTesting: Bool
@@ -192,6 +198,7 @@ public struct VerificationPolicy: Sendable {
     public init(name: String, chainPolicies: [any ChainPolicy], isStoreKitTesting: Bool = false) {
         self.name = name
         self.chainPolicies = chainPolicies
+        requiredNames = chainPolicies.map(\.name)
         self.isStoreKitTesting = isStoreKitTesting
     }
 

@@ -45,7 +45,8 @@ public protocol SignedFormat: Sendable {
     func checkSignature(of payload: Payload, in run: inout VerificationRun) -> SignedBy?
 
     /// The names of the format's own checks that must have run and passed for a valid verdict
-    /// (``VerificationCheck/Name/signature`` among them).
+    /// (``VerificationCheck/Name/signature`` among them). Read once, when a verifier of the
+    /// format is made.
     var requiredChecks: [VerificationCheck.Name] { get }
 
     /// The date ``ValidationTime/signedDate`` means for this payload, if it has one.
@@ -81,13 +82,21 @@ public struct FormatParseFailure: Error, Sendable, CustomStringConvertible {
 public struct SignedBy: Sendable {
     final class Storage: Sendable {
         let signer: SignerCertificate
-        let intermediates: [ArraySlice<UInt8>]
+        /// The candidates, except the one at `excluded` when it is set (a PKCS#7 envelope's
+        /// certificates: the signer's own is not a candidate), so that an envelope's list is
+        /// shared rather than copied without the signer on every verification.
+        let candidates: [ArraySlice<UInt8>]
+        let excluded: Int?
         let policy: VerificationPolicy
         let signature: SignatureSummary
 
-        init(signer: SignerCertificate, intermediates: [ArraySlice<UInt8>], policy: VerificationPolicy, signature: SignatureSummary) {
+        init(
+            signer: SignerCertificate, candidates: [ArraySlice<UInt8>], excluded: Int?, policy: VerificationPolicy,
+            signature: SignatureSummary
+        ) {
             self.signer = signer
-            self.intermediates = intermediates
+            self.candidates = candidates
+            self.excluded = excluded
             self.policy = policy
             self.signature = signature
         }
@@ -100,7 +109,12 @@ public struct SignedBy: Sendable {
     /// The certificates that may complete the chain between the signer and an anchor, untrusted
     /// (the other certificates a PKCS#7 envelope embeds, a JWS `x5c`'s intermediate, or a pinned
     /// intermediate the input does not carry). Never trusted by themselves: only anchors are.
-    public var intermediates: [ArraySlice<UInt8>] { storage.intermediates }
+    public var intermediates: [ArraySlice<UInt8>] {
+        guard let excluded = storage.excluded, storage.candidates.indices.contains(excluded) else { return storage.candidates }
+        var others = storage.candidates
+        others.remove(at: excluded)
+        return others
+    }
     /// The policy the validated chain must meet.
     public var policy: VerificationPolicy { storage.policy }
     /// How the signature was made.
@@ -108,7 +122,25 @@ public struct SignedBy: Sendable {
 
     /// Creates the hand-over.
     public init(signer: SignerCertificate, intermediates: [ArraySlice<UInt8>], policy: VerificationPolicy, signature: SignatureSummary) {
-        storage = Storage(signer: signer, intermediates: intermediates, policy: policy, signature: signature)
+        storage = Storage(signer: signer, candidates: intermediates, excluded: nil, policy: policy, signature: signature)
+    }
+
+    /// The hand-over of a signer found at `signerIndex` among `certificates`: the others are the
+    /// intermediates.
+    init(
+        signer: SignerCertificate, certificates: [ArraySlice<UInt8>], signerIndex: Int, policy: VerificationPolicy,
+        signature: SignatureSummary
+    ) {
+        storage = Storage(signer: signer, candidates: certificates, excluded: signerIndex, policy: policy, signature: signature)
+    }
+
+    /// Whether one of ``intermediates`` is, byte for byte, `certificate` (without making the list).
+    func hasIntermediate(_ certificate: ArraySlice<UInt8>) -> Bool {
+        let excluded = storage.excluded
+        return storage.candidates.withUnsafeBufferPointer { candidates in
+            for index in candidates.indices where index != excluded && bytesEqual(candidates[index], certificate) { return true }
+            return false
+        }
     }
 }
 
@@ -120,11 +152,17 @@ public struct SignerCertificate: Sendable {
         let certificate: Certificate
         let publicKey: PublicKey?
         let label: String
+        /// The key's kind and size, asked of OpenSSL once (the cache keeps this object, and every
+        /// verification checks them).
+        let keyKind: PublicKey.Kind?
+        let keyBits: Int
 
         init(certificate: Certificate, publicKey: PublicKey?, label: String) {
             self.certificate = certificate
             self.publicKey = publicKey
             self.label = label
+            keyKind = publicKey?.kind
+            keyBits = publicKey?.bits ?? 0
         }
     }
 
@@ -140,6 +178,10 @@ public struct SignerCertificate: Sendable {
     public var publicKey: PublicKey? { storage.publicKey }
     /// Subject and serial number, rendered once for messages.
     public var label: String { storage.label }
+    /// The kind of ``publicKey``, read once.
+    var keyKind: PublicKey.Kind? { storage.keyKind }
+    /// The size of ``publicKey`` in bits, read once (0 without a key).
+    var keyBits: Int { storage.keyBits }
     /// The exact DER bytes the certificate was parsed from.
     public var derEncoded: [UInt8] { certificate.derEncoded }
 }
@@ -177,6 +219,14 @@ public struct VerificationRun: Sendable {
         return passed
     }
 
+    /// Records a check with one of the machinery's common reasons (written when read, nothing
+    /// allocated now). Returns `passed`.
+    @discardableResult
+    mutating func record(_ name: VerificationCheck.Name, _ passed: Bool, template reason: CheckReason) -> Bool {
+        checks.append(VerificationCheck(name: name, passed: passed, template: reason))
+        return passed
+    }
+
     /// The signer certificate with these exact DER bytes: from the ``ChainCache`` when it holds it
     /// (with the chains validated for it), else parsed by OpenSSL.
     public mutating func signerCertificate(_ der: ArraySlice<UInt8>) -> Result<SignerCertificate, CryptoError> {
@@ -199,12 +249,18 @@ public struct VerificationRun: Sendable {
 }
 
 /// The part of a verifier every format shares: the anchors, the trust store OpenSSL validates
-/// against, and the chain cache.
-struct ChainMachinery: Sendable {
+/// against, and the chain cache. A class, so that each verification's ``VerificationRun`` holds it
+/// with one reference instead of copying (and retaining) each of its fields.
+final class ChainMachinery: Sendable {
     let anchors: TrustAnchors
     let cache: ChainCache?
     let trustStore: TrustStore
     let anchorSubjects: [String]
+    /// The reason of a passed ``VerificationCheck/Name/pinnedAnchor`` check for each anchor,
+    /// written once.
+    let pinnedAnchorReasons: [String]
+    /// The reason of the ``VerificationCheck/Name/trustAnchors`` check, written once.
+    let trustAnchorsReason: String
     /// The indices of the anchors that are Apple's public roots (by their pinned SHA-256).
     let appleAnchorIndices: Set<Int>
 
@@ -213,6 +269,11 @@ struct ChainMachinery: Sendable {
         self.cache = cache
         trustStore = TrustStore(anchors: anchors.certificates)
         anchorSubjects = anchors.certificates.map { "\($0.subject)" }
+        pinnedAnchorReasons = anchorSubjects.map { "ends at the configured anchor \($0)" }
+        let anchorCount = anchors.certificates.count
+        trustAnchorsReason =
+            anchorCount == 0
+            ? "no trust anchors are configured, so nothing can be trusted" : "\(anchorCount) anchor\(anchorCount == 1 ? "" : "s")"
         let appleRoots = Set([BundledAnchor.appleIncRoot, .appleRootCAG2, .appleRootCAG3].map(\.sha256Fingerprint))
         appleAnchorIndices = Set(
             anchors.certificates.indices.filter { index in
@@ -226,9 +287,9 @@ struct ChainMachinery: Sendable {
     func validateChain(_ signed: SignedBy, cached: (key: ChainCache.Key?, chains: [ChainCache.ValidatedChain])?, at time: Date) -> (
         chain: [Certificate]?, reason: String
     ) {
-        if let hit = cached?.chains.first(where: { $0.applies(at: time, embedded: signed.intermediates) }) {
+        if let hit = cached?.chains.first(where: { $0.applies(at: time, to: signed) }) {
             cache?.recordChainHit()
-            return (hit.chain, hit.summary + " (cached)")
+            return (hit.chain, hit.cachedSummary)
         }
         cache?.recordValidation()
         var others: [Certificate] = []
@@ -306,6 +367,9 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
     /// The format and its configuration (policy, parser limits).
     public let format: Format
     let machinery: ChainMachinery
+    /// The checks every verdict requires apart from the policy's: parse, trust anchors, the
+    /// format's own checks, validation time, chain and pinned anchor (listed once, not per input).
+    let requiredChecks: [VerificationCheck.Name]
 
     /// The anchors: the only certificates trusted.
     public var anchors: TrustAnchors { machinery.anchors }
@@ -327,6 +391,10 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
     init(format: Format, machinery: ChainMachinery) {
         self.format = format
         self.machinery = machinery
+        var required: [VerificationCheck.Name] = [.parse, .trustAnchors]
+        required += format.requiredChecks
+        required += [.validationTime, .chain, .pinnedAnchor]
+        requiredChecks = required
     }
 
     /// Parses and verifies untrusted bytes.
@@ -355,13 +423,10 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         -> Verdict<Format.Payload>
     {
         var run = VerificationRun(machinery: machinery, requestedTime: requestedTime)
+        // The reason's closure holds the format and the payload, not the whole verifier.
         let format = format
         run.record(.parse, true, format.describe(payload))
-        let anchorCount = machinery.anchors.certificates.count
-        run.record(
-            .trustAnchors, anchorCount > 0,
-            anchorCount == 0
-                ? "no trust anchors are configured, so nothing can be trusted" : "\(anchorCount) anchor\(anchorCount == 1 ? "" : "s")")
+        run.record(.trustAnchors, !machinery.anchors.certificates.isEmpty, written: machinery.trustAnchorsReason)
 
         let signed = format.checkSignature(of: payload, in: &run)
 
@@ -371,8 +436,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         case .signedDate:
             if let date = format.signedDate(of: payload) {
                 validationTime = date
-                let name = format.signedDateName
-                run.record(.validationTime, true, "\(name) \(VerificationText.rfc3339(date))")
+                run.record(.validationTime, true, template: .dated(format.signedDateName, date))
             } else {
                 let name = format.signedDateName
                 run.record(.validationTime, false, "the input has no \(name) to validate the chain at")
@@ -380,11 +444,11 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         case .now:
             let now = Date()
             validationTime = now
-            run.record(.validationTime, true, "now, \(VerificationText.rfc3339(now))")
+            run.record(.validationTime, true, template: .dated("now,", now))
         case .fixed(let date):
             if VerificationText.isRepresentable(date) {
                 validationTime = date
-                run.record(.validationTime, true, "the fixed time \(VerificationText.rfc3339(date))")
+                run.record(.validationTime, true, template: .dated("the fixed time", date))
             } else {
                 run.record(.validationTime, false, "the fixed time \(date.timeIntervalSince1970) s is not between the years 1 and 9999")
             }
@@ -392,7 +456,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
             let date = clock()
             if VerificationText.isRepresentable(date) {
                 validationTime = date
-                run.record(.validationTime, true, "the clock's time \(VerificationText.rfc3339(date))")
+                run.record(.validationTime, true, template: .dated("the clock's time", date))
             } else {
                 run.record(.validationTime, false, "the clock's time \(date.timeIntervalSince1970) s is not between the years 1 and 9999")
             }
@@ -409,22 +473,25 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
                 // Byte for byte, never by name: a copy of a root the input carries is not what is trusted.
                 let anchorIndex = machinery.anchorIndex(of: last)
                 pinnedAnchorIndex = anchorIndex
-                let subjects = machinery.anchorSubjects
-                run.record(
-                    .pinnedAnchor, anchorIndex != nil,
-                    anchorIndex.map { "ends at the configured anchor \(subjects[$0])" }
-                        ?? "the chain ends at \(last.subject), which is not one of the configured anchors")
+                if let anchorIndex, machinery.pinnedAnchorReasons.indices.contains(anchorIndex) {
+                    run.record(.pinnedAnchor, true, written: machinery.pinnedAnchorReasons[anchorIndex])
+                } else {
+                    run.record(.pinnedAnchor, false, "the chain ends at \(last.subject), which is not one of the configured anchors")
+                }
                 if anchorIndex != nil {
                     let policyName = signed.policy.name
-                    for chainPolicy in signed.policy.chainPolicies {
-                        switch chainPolicy.evaluate(chain: chain) {
-                        case .meets:
-                            run.record(chainPolicy.name, true, "met (\(policyName) policy)")
-                            continue
-                        case .fails(let reason):
-                            run.record(chainPolicy.name, false, reason)
+                    // In place: each policy is evaluated where the array holds it, not copied out.
+                    signed.policy.chainPolicies.withUnsafeBufferPointer { policies in
+                        for index in policies.indices {
+                            switch policies[index].evaluate(chain: chain) {
+                            case .meets:
+                                run.record(policies[index].name, true, template: .policyMet(policyName))
+                                continue
+                            case .fails(let reason):
+                                run.record(policies[index].name, false, reason)
+                            }
+                            break
                         }
-                        break
                     }
                 }
             }
@@ -439,13 +506,9 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
                 signed.policy.isStoreKitTesting
                 ? .storeKitTesting : machinery.appleAnchorIndices.contains(index) ? .apple : .configuredAnchor
         }
-        var required: [VerificationCheck.Name] = [.parse, .trustAnchors]
-        required.reserveCapacity(24)
-        required += format.requiredChecks
-        required += [.validationTime, .chain, .pinnedAnchor]
-        if let signed { required += signed.policy.chainPolicies.map(\.name) }
         return Verdict(
-            checks: run.checks, required: required, unchecked: unchecked, payload: payload, chain: validatedChain,
+            checks: run.checks, required: requiredChecks, requiredPolicies: signed?.policy.requiredNames ?? [], unchecked: unchecked,
+            payload: payload, chain: validatedChain,
             validationTime: validationTime, requestedTime: requestedTime, signature: signed?.signature,
             assurance: assurance)
     }

@@ -203,9 +203,12 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
     public let passed: Bool
     private let explanation: Explanation
 
-    /// A reason already written (kept as it is: no closure to allocate) or one to write when read.
+    /// A reason already written (kept as it is: no closure to allocate), one of the machinery's
+    /// common reasons with its values (written when read, nothing allocated now) or one to write
+    /// when read.
     private enum Explanation: Sendable {
         case written(String)
+        case template(CheckReason)
         case deferred(@Sendable () -> String)
     }
 
@@ -213,6 +216,7 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
     public var reason: String {
         switch explanation {
         case .written(let text): text
+        case .template(let reason): reason.text
         case .deferred(let write): write()
         }
     }
@@ -231,8 +235,52 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         explanation = .written(reason)
     }
 
+    /// Creates a check outcome whose reason is one of the machinery's common reasons, written when
+    /// read.
+    init(name: Name, passed: Bool, template: CheckReason) {
+        self.name = name
+        self.passed = passed
+        explanation = .template(template)
+    }
+
     /// `"✓ name: reason"` or `"✗ name: reason"`.
     public var description: String { "\(passed ? "✓" : "✗") \(name): \(reason)" }
+}
+
+/// The reasons the machinery writes on every verification, kept as their values until read: a
+/// reason made from a closure that captures values allocates the closure's context, this does not.
+enum CheckReason: Sendable {
+    /// `"<prefix> <RFC 3339 date>"`, for example `the receipt creation date 2013-08-01T07:00:00Z`.
+    case dated(String, Date)
+    /// `"met (<policy> policy)"`.
+    case policyMet(String)
+    /// `"embedded certificate #<index>: <label>"`.
+    case embeddedCertificate(Int, String)
+    /// The algorithm's name.
+    case algorithm(SignatureAlgorithm)
+    /// `"RSA <bits> bits"`.
+    case rsaKey(Int)
+    /// The outcome of a signature check over the payload of the given size (nil: over the signed
+    /// attributes).
+    case signature(DigestAlgorithm, verified: Bool, payloadSize: Int?)
+
+    /// The reason as text.
+    var text: String {
+        switch self {
+        case .dated(let prefix, let date): "\(prefix) \(VerificationText.rfc3339(date))"
+        case .policyMet(let policy): "met (\(policy) policy)"
+        case .embeddedCertificate(let index, let label): "embedded certificate #\(index): \(label)"
+        case .algorithm(let algorithm): "\(algorithm)"
+        case .rsaKey(let bits): "RSA \(bits) bits"
+        case .signature(let digest, let verified, let payloadSize):
+            {
+                let over = payloadSize.map { "the \($0)-byte payload" } ?? "the signed attributes"
+                return verified
+                    ? "\(digest) signature over \(over) verified with the signer's key"
+                    : "the signature over \(over) does not verify with the signer's key (\(digest))"
+            }()
+        }
+    }
 }
 
 /// How a verified signature was made: its algorithm and, for formats that version their signature
@@ -302,24 +350,54 @@ public struct Verdict<Payload: Sendable>: Sendable, CustomStringConvertible {
     public let assurance: VerificationAssurance?
 
     /// Assembles a verdict; `isValid` is derived here and nowhere else.
+    ///
+    /// The required names are `required` and `requiredPolicies` (a policy's names, passed apart
+    /// so that no list is built per verification).
     init(
-        checks: [VerificationCheck], required: [VerificationCheck.Name], unchecked: [VerificationCheck.Name], payload: Payload?,
-        chain: [Certificate]?, validationTime: Date?, requestedTime: ValidationTime, signature: SignatureSummary?,
-        assurance: VerificationAssurance?
+        checks: [VerificationCheck], required: [VerificationCheck.Name], requiredPolicies: [VerificationCheck.Name] = [],
+        unchecked: [VerificationCheck.Name], payload: Payload?, chain: [Certificate]?, validationTime: Date?,
+        requestedTime: ValidationTime, signature: SignatureSummary?, assurance: VerificationAssurance?
     ) {
         self.checks = checks
         self.unchecked = unchecked
         self.payload = payload
         self.validationTime = validationTime
         self.requestedTime = requestedTime
-        // Every check passed, and every required check is among them (a linear scan: both lists
-        // hold about twenty names, and this runs for every input).
+        // One pass over the checks: whether all passed, and a bit per built-in name that ran (and
+        // one per built-in name that passed). A name made from text (number 0) equals a built-in
+        // name with the same text, so a required name whose bit is not set is looked for by `==`
+        // among the checks (only when some check has such a name).
+        var allPassed = !checks.isEmpty
+        var ran: UInt64 = 0
+        var passed: UInt64 = 0
+        var textNames = false
+        for check in checks {
+            let id = check.name.id
+            if !check.passed { allPassed = false }
+            if id == 0 || id >= 64 {
+                textNames = true
+            } else {
+                ran |= 1 << UInt64(id)
+                if check.passed { passed |= 1 << UInt64(id) }
+            }
+        }
+        func didRun(_ name: VerificationCheck.Name) -> Bool {
+            let id = name.id
+            if id != 0, id < 64, ran & (1 << UInt64(id)) != 0 { return true }
+            return (textNames || id == 0 || id >= 64) && checks.contains { $0.name == name }
+        }
+        func didPass(_ name: VerificationCheck.Name) -> Bool {
+            let id = name.id
+            if id != 0, id < 64, passed & (1 << UInt64(id)) != 0 { return true }
+            return (textNames || id == 0 || id >= 64) && checks.contains { $0.name == name && $0.passed }
+        }
+        // Every check passed, and every required check is among them.
         let valid =
-            !checks.isEmpty && checks.allSatisfy(\.passed)
-            && required.allSatisfy { name in checks.contains { $0.name == name } }
+            allPassed && required.allSatisfy(didRun)
+            && requiredPolicies.allSatisfy(didRun)
         isValid = valid
-        self.chain = checks.contains { $0.name == .chain && $0.passed } ? chain : nil
-        self.signature = checks.contains { $0.name == .signature && $0.passed } ? signature : nil
+        self.chain = didPass(.chain) ? chain : nil
+        self.signature = didPass(.signature) ? signature : nil
         self.assurance = valid ? assurance : nil
     }
 

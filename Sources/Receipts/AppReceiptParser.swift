@@ -301,8 +301,18 @@ struct AppReceiptParser {
     mutating func parseReceipt(
         _ c: Context, shared: ReceiptStorage, payload: ArraySlice<UInt8>, envelope: ReceiptEnvelope?
     ) throws(ReceiptError) -> AppReceipt.Box {
+        // The fields are written in place and handed to the box from here, where the optimizer
+        // moves them: returned from the function that fills them they were copied (and every
+        // reference they hold retained) and the original destroyed.
+        var fields = AppReceipt.Fields()
+        try parseFields(c, shared: shared, payload: payload, envelope: envelope, into: &fields)
+        return AppReceipt.Box(fields)
+    }
+
+    mutating func parseFields(
+        _ c: Context, shared: ReceiptStorage, payload: ArraySlice<UInt8>, envelope: ReceiptEnvelope?, into receipt: inout AppReceipt.Fields
+    ) throws(ReceiptError) {
         var set = try openSet(c, start: 0, end: c.raw.count, depth: 0)
-        var receipt = AppReceipt.Fields()
         var seen: UInt64 = 0
         // In-app records append their unknown attributes to `unknown` while this loop runs, so the
         // receipt's own unknown attributes are collected apart and appended at the end.
@@ -367,13 +377,16 @@ struct AppReceiptParser {
         }
         if !topLevelUnknown.isEmpty {
             let start = unknown.count
-            unknown.append(contentsOf: topLevelUnknown)
+            if start == 0 {
+                unknown = topLevelUnknown  // no in-app record listed any: the list as it is, not a copy
+            } else {
+                unknown.append(contentsOf: topLevelUnknown)
+            }
             receipt.unknown = .list(shared, start..<unknown.count)
         }
         receipt.inAppPurchases = purchases
         receipt.payload = payload
         receipt.envelope = envelope
-        return AppReceipt.Box(receipt)
     }
 
     mutating func parsePurchase(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> InAppPurchase {
