@@ -43,7 +43,7 @@ struct CrashSafetyTests {
                 : ["defaults", file.path, "100000"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try process.runRetryingBadDescriptor()
 
             // Wait for the first complete write, then let it run a random while (0-40 ms) so that
             // the kill lands at an arbitrary point of a later write.

@@ -2,6 +2,7 @@
 // notification and each verified signed transaction as it happened, and the summary.
 
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `store-demo` executable (the test target depends on it, so it sits next to the
@@ -33,7 +34,7 @@ enum StoreDemo {
                 process.standardError = pipe
                 let start = ContinuousClock.now
                 do {
-                    try process.run()
+                    try process.runRetryingBadDescriptor()
                 } catch {
                     continuation.resume(throwing: error)
                     return

@@ -64,7 +64,7 @@ enum Schemathesis {
         process.standardOutput = output
         process.standardError = output
         process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        try process.run()
+        try process.runRetryingBadDescriptor()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let stopped = server.stop()

@@ -23,7 +23,7 @@ final class ServeProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runRetryingBadDescriptor()
         var line: [UInt8] = []
         let handle = output.fileHandleForReading
         while !line.contains(0x0A) {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `receipt-tool` executable and captures its output.
@@ -30,7 +31,7 @@ enum ReceiptTool {
         process.standardError = err
         let input = Pipe()
         process.standardInput = input
-        try process.run()
+        try process.runRetryingBadDescriptor()
         if let stdin { input.fileHandleForWriting.write(stdin) }
         try input.fileHandleForWriting.close()
         // Read both pipes concurrently so a full pipe never blocks the child.
