@@ -39,10 +39,9 @@ package final class RawHTTPConnection: @unchecked Sendable {
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
-            guard bound == 0 else {
-                close(fd)
-                throw RawHTTPError("bind to \(source) failed: errno \(errno)")
-            }
+            // No close(fd) before throwing: the object is fully initialised, so deinit runs and
+            // closes it; a second close could close a descriptor another thread just opened.
+            guard bound == 0 else { throw RawHTTPError("bind to \(source) failed: errno \(errno)") }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -51,15 +50,13 @@ package final class RawHTTPConnection: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else {
-            close(fd)
-            throw RawHTTPError("connect failed: errno \(errno)")
-        }
+        guard connected == 0 else { throw RawHTTPError("connect failed: errno \(errno)") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// Closes the socket, exactly once (also when the initialiser threw after creating it).
     deinit { close(fd) }
 
     /// Sends bytes; false if the peer has gone.
