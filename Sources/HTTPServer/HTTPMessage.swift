@@ -141,12 +141,15 @@ extension Substring {
     }
 }
 
-/// Why a request head cannot be served; becomes a 4xx/5xx response and closes the connection.
-struct HTTPRequestError: Error, Sendable {
-    let status: Int
-    let reason: String
+/// Why a request cannot be served; becomes a 4xx/5xx response and closes the connection.
+package struct HTTPRequestError: Error, Sendable, Hashable {
+    /// The status to answer with (0: close without answering).
+    package let status: Int
+    /// A sentence for the response body and the log.
+    package let reason: String
 
-    init(_ status: Int, _ reason: String) {
+    /// Creates an error.
+    package init(_ status: Int, _ reason: String) {
         self.status = status
         self.reason = reason
     }
