@@ -83,6 +83,7 @@ import Testing
             "\r\n\nPOST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nHEAD /c HTTP/1.1\r\nHost: x\r\n\r\n"
         ),
         ("100-continue", "PUT /p HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc"),
+        ("identical Content-Length list", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 2, 2\r\nContent-Length: 2\r\n\r\n{}"),
     ]
 
     @Test(arguments: valid.map(\.0))
@@ -162,6 +163,10 @@ import Testing
         ("POST without length", "POST /v HTTP/1.1\r\nHost: x\r\n\r\n", 411),
         ("non-numeric length", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 12a\r\n\r\n", 400),
         ("conflicting lengths", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400),
+        ("length with an empty element", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 4,\r\n\r\nbody", 400),
+        ("empty length", "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n", 400),
+        ("empty coding with a length", "POST /v HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \r\nContent-Length: 2\r\n\r\n{}", 400),
+        ("empty coding", "POST /v HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \r\n\r\n", 501),
         ("length and chunked", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400),
         ("chunked in HTTP/1.0", "POST /v HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
         ("unknown coding", "POST /v HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
