@@ -144,7 +144,8 @@ let package = Package(
         ),
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
         .target(
-            name: "FuzzTargets", dependencies: ["JWS", "JSON", "Internals", "ASN1", "ReceiptCrypto", "Receipts", "ReceiptVerification"],
+            name: "FuzzTargets",
+            dependencies: ["JWS", "JSON", "HTTPServer", "Internals", "ASN1", "ReceiptCrypto", "Receipts", "ReceiptVerification"],
             path: "Fuzz/FuzzTargets",
             swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),

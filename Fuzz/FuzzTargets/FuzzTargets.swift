@@ -35,6 +35,7 @@ public enum FuzzTargets {
         Target(name: "legacy-verify", run: legacyVerify),
         Target(name: "jws", run: jws),
         Target(name: "jws-verify", run: JWSVerifyFuzz.run),
+        Target(name: "http", run: HTTPRequestFuzz.run),
     ]
 
     /// The target called `name`, if there is one.

@@ -141,12 +141,15 @@ extension Substring {
     }
 }
 
-/// Why a request head cannot be served; becomes a 4xx/5xx response and closes the connection.
-struct HTTPRequestError: Error, Sendable {
-    let status: Int
-    let reason: String
+/// Why a request cannot be served; becomes a 4xx/5xx response and closes the connection.
+package struct HTTPRequestError: Error, Sendable, Hashable {
+    /// The status to answer with (0: close without answering).
+    package let status: Int
+    /// A sentence for the response body and the log.
+    package let reason: String
 
-    init(_ status: Int, _ reason: String) {
+    /// Creates an error.
+    package init(_ status: Int, _ reason: String) {
         self.status = status
         self.reason = reason
     }
@@ -258,17 +261,24 @@ struct HTTPRequestHead: Sendable {
         if minor == 1, hosts.count != 1 { throw HTTPRequestError(400, hosts.isEmpty ? "missing Host" : "more than one Host") }
         if minor == 0, hosts.count > 1 { throw HTTPRequestError(400, "more than one Host") }
 
-        let lengths = values("content-length").flatMap { $0.split(separator: ",").map { $0.trimmingSpaces() } }
-        let encodings = values("transfer-encoding").flatMap { $0.split(separator: ",").map { $0.trimmingSpaces().lowercased() } }
+        // Content-Length is 1*DIGIT, at most repeated as an identical list ("42, 42"): an empty
+        // element ("4,", "", ",") is malformed, not ignored, so that no reading of it frames the
+        // body differently. A Transfer-Encoding field counts as soon as it is present, even empty.
+        let lengths = values("content-length").flatMap {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces() }
+        }
+        let encodingFields = values("transfer-encoding")
+        let encodings = encodingFields.flatMap { $0.split(separator: ",").map { $0.trimmingSpaces().lowercased() } }
         var framing = HTTPBodyFraming.none
-        if !encodings.isEmpty {
+        if !encodingFields.isEmpty {
             guard lengths.isEmpty else { throw HTTPRequestError(400, "both Transfer-Encoding and Content-Length") }
             guard minor == 1 else { throw HTTPRequestError(400, "Transfer-Encoding in an HTTP/1.0 request") }
             guard encodings == ["chunked"] else { throw HTTPRequestError(501, "only the chunked transfer coding is supported") }
             framing = .chunked
         } else if let first = lengths.first {
+            guard !lengths.contains("") else { throw HTTPRequestError(400, "malformed Content-Length") }
             guard lengths.allSatisfy({ $0 == first }) else { throw HTTPRequestError(400, "conflicting Content-Length values") }
-            guard !first.isEmpty, first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            guard first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                 throw HTTPRequestError(400, "malformed Content-Length")
             }
             guard first.utf8.count <= 15, let length = Int(first), length <= maximumBody else {

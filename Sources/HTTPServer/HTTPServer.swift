@@ -126,8 +126,10 @@ public struct HTTPServerStatistics: Sendable, Hashable {
 /// - **Parsing**: request line and header fields are checked (tokens, one Host for HTTP/1.1, no line
 ///   folding, no control characters); bodies are framed by Content-Length or chunked coding, never
 ///   both; chunk sizes are hex digits only, followed by nothing but RFC 9112 chunk extensions,
-///   and every line of a chunked body ends in CRLF; `Expect: 100-continue` is honoured. Errors are answered with 400, 405 (by handlers), 408,
-///   411, 413, 417, 431, 501 or 505, and the connection is closed.
+///   and every line of a chunked body ends in CRLF; `Expect: 100-continue` is honoured. Errors are
+///   answered with 400, 405 (by handlers), 408, 411, 413, 417, 431, 501 or 505, and the connection
+///   is closed. The byte-level parsing is ``HTTPRequestParser``, a state machine with no socket
+///   (fuzzed by the `http` target); the connection feeds it the bytes as they arrive.
 /// - **Limits and timeouts**: head size and field count, body size, a deadline per request, an idle
 ///   timeout between kept-alive requests, a write deadline (see ``HTTPServerConfiguration``).
 /// - **Shutdown**: ``stop()`` answers every request whose bytes arrived before it: connections
@@ -661,11 +663,7 @@ struct HTTPConnection {
             first = false
             while true {
                 // Empty lines before a request line are ignored (RFC 9112 section 2.2).
-                if let start = buffer.firstIndex(where: { $0 != 0x0D && $0 != 0x0A }) {
-                    buffer.removeSubrange(0..<start)
-                    break
-                }
-                buffer.removeAll(keepingCapacity: true)
+                if HTTPRequestParser.dropEmptyLines(&buffer) { break }
                 switch fill(until: waitDeadline, watchStop: true) {
                 case .data: continue
                 case .stopping: if !requestArrivedBeforeStop() { return }
@@ -713,133 +711,27 @@ struct HTTPConnection {
         }
     }
 
-    /// Reads one request from the buffer and the socket. Errors carry the status to answer with
-    /// (0 means: close without answering).
+    /// Reads one request from the buffer and the socket: the parser takes the bytes as they
+    /// arrive. Errors carry the status to answer with (0 means: close without answering).
     mutating func readRequest(deadline: ContinuousClock.Instant) throws(HTTPRequestError) -> HTTPRequest {
-        // The head: up to the first empty line.
-        var searchFrom = 0
-        var headEnd: Int?
-        var bodyStart = 0
-        while headEnd == nil {
-            var index = max(searchFrom, 1)
-            while index < buffer.count {
-                if buffer[index] == 0x0A {
-                    if buffer[index - 1] == 0x0A {
-                        headEnd = index - 1
-                        bodyStart = index + 1
-                        break
-                    }
-                    if index >= 2, buffer[index - 1] == 0x0D, buffer[index - 2] == 0x0A {
-                        headEnd = index - 2
-                        bodyStart = index + 1
-                        break
-                    }
-                }
-                index += 1
-            }
-            if headEnd != nil { break }
-            searchFrom = max(1, buffer.count - 2)
-            guard buffer.count <= config.maximumHeaderSize else {
-                throw HTTPRequestError(431, "the request head is larger than \(config.maximumHeaderSize) bytes")
-            }
-            switch fill(until: deadline, watchStop: false) {
-            case .data: continue
-            case .timedOut: throw HTTPRequestError(408, "the request was not received in time")
-            case .closed, .stopping: throw HTTPRequestError(0, "closed")
-            }
-        }
-        guard let end = headEnd, end <= config.maximumHeaderSize else {
-            throw HTTPRequestError(431, "the request head is larger than \(config.maximumHeaderSize) bytes")
-        }
-        let head = try HTTPRequestHead.parse(
-            buffer[0..<end], maximumHeaders: config.maximumHeaderCount, maximumBody: config.maximumBodySize)
-        buffer.removeSubrange(0..<bodyStart)
-
-        if head.expectsContinue, buffer.isEmpty {
-            _ = send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
-        }
-        var body: [UInt8] = []
-        switch head.framing {
-        case .none:
-            break
-        case .contentLength(let length):
-            while buffer.count < length {
+        var parser = HTTPRequestParser(limits: HTTPRequestLimits(config))
+        while true {
+            switch parser.parse(&buffer) {
+            case .request(let request, _):
+                return request
+            case .failed(let error):
+                throw error
+            case .sendContinue:
+                _ = send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+            case .needMoreBytes:
                 switch fill(until: deadline, watchStop: false) {
                 case .data: continue
-                case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
+                case .timedOut:
+                    throw HTTPRequestError(
+                        408, parser.isReadingBody ? "the request body was not received in time" : "the request was not received in time")
                 case .closed, .stopping: throw HTTPRequestError(0, "closed")
                 }
             }
-            if buffer.count == length {
-                swap(&body, &buffer)
-                buffer.reserveCapacity(16 << 10)
-            } else {
-                body = Array(buffer[0..<length])
-                buffer.removeSubrange(0..<length)
-            }
-        case .chunked:
-            body = try readChunked(deadline: deadline)
-        }
-        return HTTPRequest(
-            method: head.method, target: head.target, minorVersion: head.minorVersion, headers: head.headers, body: body)
-    }
-
-    /// Waits until the buffer holds at least `count` bytes.
-    mutating func waitForBytes(_ count: Int, deadline: ContinuousClock.Instant) throws(HTTPRequestError) {
-        while buffer.count < count {
-            switch fill(until: deadline, watchStop: false) {
-            case .data: continue
-            case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
-            case .closed, .stopping: throw HTTPRequestError(0, "closed")
-            }
-        }
-    }
-
-    /// Reads one line of a chunked body, which must end in CRLF (a bare LF, or a CR elsewhere, is
-    /// refused: a proxy that reads such a line differently would frame the body differently), and
-    /// returns it without the CRLF. At most `limit` bytes before the CRLF.
-    mutating func readChunkLine(deadline: ContinuousClock.Instant, limit: Int) throws(HTTPRequestError) -> [UInt8] {
-        var searched = 0
-        while true {
-            if let newline = buffer[searched...].firstIndex(of: 0x0A) {
-                guard newline >= 1, buffer[newline - 1] == 0x0D else {
-                    throw HTTPRequestError(400, "a chunked-body line not ended by CRLF")
-                }
-                guard newline - 1 <= limit else { throw HTTPRequestError(400, "chunk line too long") }
-                let line = Array(buffer[0..<(newline - 1)])
-                buffer.removeSubrange(0...newline)
-                guard !line.contains(0x0D) else { throw HTTPRequestError(400, "a CR inside a chunked-body line") }
-                return line
-            }
-            searched = buffer.count
-            guard buffer.count <= limit + 1 else { throw HTTPRequestError(400, "chunk line too long") }
-            switch fill(until: deadline, watchStop: false) {
-            case .data: continue
-            case .timedOut: throw HTTPRequestError(408, "the request body was not received in time")
-            case .closed, .stopping: throw HTTPRequestError(0, "closed")
-            }
-        }
-    }
-
-    mutating func readChunked(deadline: ContinuousClock.Instant) throws(HTTPRequestError) -> [UInt8] {
-        var body: [UInt8] = []
-        while true {
-            let line = try readChunkLine(deadline: deadline, limit: 1024)
-            let size = try HTTPChunk.size(line, maximum: config.maximumBodySize - body.count)
-            if size == 0 { break }
-            try waitForBytes(size + 2, deadline: deadline)
-            body.append(contentsOf: buffer[0..<size])
-            guard buffer[size] == 0x0D, buffer[size + 1] == 0x0A else { throw HTTPRequestError(400, "chunk data not followed by CRLF") }
-            buffer.removeSubrange(0..<(size + 2))
-        }
-        // Trailer fields, checked as header fields and then ignored, up to the empty line.
-        var trailerBytes = 0
-        while true {
-            let line = try readChunkLine(deadline: deadline, limit: config.maximumHeaderSize)
-            if line.isEmpty { return body }
-            trailerBytes += line.count
-            guard trailerBytes <= config.maximumHeaderSize else { throw HTTPRequestError(431, "trailer fields too large") }
-            guard HTTPChunk.isFieldLine(line) else { throw HTTPRequestError(400, "malformed trailer field") }
         }
     }
 
@@ -892,91 +784,5 @@ struct HTTPConnection {
                 return
             }
         }
-    }
-}
-
-/// The chunked transfer coding's line grammar (RFC 9112 section 7.1), strictly.
-enum HTTPChunk {
-    /// The size of a chunk-size line: `1*HEXDIG` then only chunk extensions,
-    /// `*( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )`. A sign, inner spaces,
-    /// `0x` or anything else is 400; a size over `maximum` is 413.
-    static func size(_ line: [UInt8], maximum: Int) throws(HTTPRequestError) -> Int {
-        // Bounded well below Int.max, so that `value * 16 + 15` and `size + 2` cannot overflow.
-        let maximum = min(maximum, Int.max / 32)
-        var index = 0
-        var value = 0
-        while index < line.count, let digit = hexValue(line[index]) {
-            value = value * 16 + digit
-            guard value <= maximum else { throw HTTPRequestError(413, "the body is larger than the limit") }
-            index += 1
-        }
-        guard index > 0 else { throw HTTPRequestError(400, "malformed chunk size") }
-        func skipWhitespace() {
-            while index < line.count, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
-        }
-        func token() -> Bool {
-            let start = index
-            while index < line.count, HTTPRequestHead.isTokenCharacter(line[index]) { index += 1 }
-            return index > start
-        }
-        while index < line.count {
-            skipWhitespace()
-            guard index < line.count, line[index] == UInt8(ascii: ";") else { throw HTTPRequestError(400, "malformed chunk size") }
-            index += 1
-            skipWhitespace()
-            guard token() else { throw HTTPRequestError(400, "malformed chunk extension") }
-            let beforeValue = index
-            skipWhitespace()
-            guard index < line.count, line[index] == UInt8(ascii: "=") else {
-                index = beforeValue
-                continue
-            }
-            index += 1
-            skipWhitespace()
-            if index < line.count, line[index] == UInt8(ascii: "\"") {
-                guard quotedString(line, &index) else { throw HTTPRequestError(400, "malformed chunk extension") }
-            } else {
-                guard token() else { throw HTTPRequestError(400, "malformed chunk extension") }
-            }
-        }
-        return value
-    }
-
-    static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a")) + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A")) + 10
-        default: nil
-        }
-    }
-
-    /// Moves `index` past a quoted-string that starts at it; false when it is malformed.
-    static func quotedString(_ line: [UInt8], _ index: inout Int) -> Bool {
-        index += 1
-        while index < line.count {
-            let byte = line[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                index += 1
-                return true
-            case UInt8(ascii: "\\"):
-                guard index + 1 < line.count, isTextCharacter(line[index + 1]) else { return false }
-                index += 2
-            default:
-                guard isTextCharacter(byte) else { return false }
-                index += 1
-            }
-        }
-        return false
-    }
-
-    /// HTAB, SP, visible ASCII and obs-text: what a field value or a quoted-pair may hold.
-    static func isTextCharacter(_ byte: UInt8) -> Bool { byte == 0x09 || (byte >= 0x20 && byte != 0x7F) }
-
-    /// A trailer field line: `token ":" value` with no control character in the value.
-    static func isFieldLine(_ line: [UInt8]) -> Bool {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return false }
-        return line[..<colon].allSatisfy(HTTPRequestHead.isTokenCharacter) && line[(colon + 1)...].allSatisfy(isTextCharacter)
     }
 }

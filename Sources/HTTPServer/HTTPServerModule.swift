@@ -2,8 +2,10 @@
 //
 // - HTTPServer: one thread per connection up to a limit (then 503), keep-alive, per-request and
 //   idle deadlines, a graceful stop on signals, statistics.
-// - HTTPRequest / HTTPResponse / HTTPHeader: messages; the request head and body parser enforces
-//   size and count limits while reading and answers malformed HTTP with a clean 4xx.
+// - HTTPRequest / HTTPResponse / HTTPHeader: messages.
+// - HTTPRequestParser: the request head and body parser, a state machine over the received bytes
+//   (no sockets, no clocks; fuzzed by the `http` target) that enforces size and count limits while
+//   reading and answers malformed HTTP with a clean 4xx.
 // - HTTPHandler: what answers the requests.
 //
 // Generic: nothing here knows about receipts. ReceiptServer's endpoints are `HTTPHandler`s. Not a
