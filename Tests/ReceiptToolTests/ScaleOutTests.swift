@@ -35,6 +35,7 @@ struct ScaleOutTests {
         let options = try F.serveArguments(database: "unused").dropFirst(2) + ["--quiet"]
         let started = try spawnAndWait(
             "/bin/bash", [script, "start", state.path, "--instances", "2", "--receipt-tool", tool.path, "--"] + options, output: log)
+        runWhenThisProcessEnds("/bin/bash", [script, "stop", state.path])
         defer {
             _ = try? spawnAndWait("/bin/bash", [script, "stop", state.path], output: log)
             try? FileManager.default.removeItem(at: state)

@@ -84,6 +84,10 @@ package final class PostgresCluster: @unchecked Sendable {
                         "-D", data, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "60", "-o",
                         "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200", "start",
                     ], in: directory)
+                // Stopped and removed even if this process dies before stop() runs.
+                var stop = [bin.appendingPathComponent("pg_ctl").path, "-D", data, "-m", "immediate", "-w", "stop"]
+                if geteuid() == 0 { stop = ["/usr/sbin/runuser", "-u", "postgres", "--"] + stop }
+                runWhenThisProcessEnds("/bin/sh", ["-c", "\"$@\"; rm -rf '\(directory.path)'", "stop"] + stop)
                 return cluster
             } catch {
                 lastError = "\(error)"

@@ -47,6 +47,27 @@ package func spawnAndWait(
     return signal == 0 ? (result >> 8) & 0xFF : 128 + signal
 }
 
+/// Starts a watchdog that runs `executable arguments` once this process has ended, however it
+/// ends (a crash, or a test abandoned at its time limit whose `defer` never ran), so a server the
+/// tests started as a daemon (a PostgreSQL cluster, nginx) does not outlive them. The watchdog is
+/// a shell that checks once a second whether this process still exists; it inherits no descriptor
+/// and is not waited for. After a normal stop the command finds nothing to stop, harmlessly.
+package func runWhenThisProcessEnds(_ executable: String, _ arguments: [String]) {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    guard let closeFrom = GNUSpawnActions.closeFrom else { return }
+    _ = closeFrom(&actions, 3)
+    let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; exec \"$@\""
+    let argv = (["/bin/sh", "-c", script, "watchdog", executable] + arguments).map { strdup($0) }
+    defer { for pointer in argv { free(pointer) } }
+    var pid = pid_t()
+    _ = posix_spawn(&pid, "/bin/sh", &actions, nil, argv + [nil], environ)
+}
+
 /// glibc's GNU posix_spawn file actions, found with `dlsym`.
 private enum GNUSpawnActions {
     typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
