@@ -85,6 +85,25 @@ struct Arguments {
     func flag(_ name: String) -> Bool { flags.contains(name) }
     func value(_ name: String) -> String? { options[name]?.last }
     func values(_ name: String) -> [String] { options[name] ?? [] }
+
+    /// The repeatable `--environment production|sandbox|xcode`, mapped to the caller's environment
+    /// type (receipts and signed data each have one); nil when the option is absent.
+    func environments<Environment: Hashable>(production: Environment, sandbox: Environment, xcode: Environment) throws(UsageError)
+        -> Set<Environment>?
+    {
+        let names = values("--environment")
+        guard !names.isEmpty else { return nil }
+        var allowed = Set<Environment>()
+        for name in names {
+            switch name.lowercased() {
+            case "production": allowed.insert(production)
+            case "sandbox": allowed.insert(sandbox)
+            case "xcode": allowed.insert(xcode)
+            default: throw UsageError("--environment '\(name)' is not production, sandbox or xcode")
+            }
+        }
+        return allowed
+    }
 }
 
 /// The most bytes any input may have: the parsers' own limit (`ReceiptLimits` and `ASN1Limits`

@@ -114,17 +114,7 @@ enum VerifyCommand {
             }
             expectations.deviceIdentifier = device
         }
-        let environments = args.values("--environment")
-        if !environments.isEmpty {
-            var allowed = Set<ReceiptEnvironment>()
-            for name in environments {
-                switch name.lowercased() {
-                case "production": allowed.insert(.production)
-                case "sandbox": allowed.insert(.sandbox)
-                case "xcode": allowed.insert(.xcode)
-                default: throw UsageError("--environment '\(name)' is not production, sandbox or xcode")
-                }
-            }
+        if let allowed = try args.environments(production: ReceiptEnvironment.production, sandbox: .sandbox, xcode: .xcode) {
             expectations.allowedEnvironments = allowed
         }
         let time = try parseTime(args.value("--at") ?? "signed")

@@ -34,17 +34,7 @@ extension VerifyCommand {
                 guard let id = Int64(text), id >= 0 else { throw UsageError("--app-apple-id '\(text)' is not a non-negative integer") }
                 expectations.appAppleId = id
             }
-            let environments = args.values("--environment")
-            if !environments.isEmpty {
-                var allowed = Set<Environment>()
-                for name in environments {
-                    switch name.lowercased() {
-                    case "production": allowed.insert(.production)
-                    case "sandbox": allowed.insert(.sandbox)
-                    case "xcode": allowed.insert(.xcode)
-                    default: throw UsageError("--environment '\(name)' is not production, sandbox or xcode")
-                    }
-                }
+            if let allowed = try args.environments(production: Environment.production, sandbox: .sandbox, xcode: .xcode) {
                 expectations.environments = allowed
             }
             if let text = args.value("--max-age") {
