@@ -46,18 +46,7 @@ struct Harness {
         var perRun: [Double] = []
         let budget = Duration.nanoseconds(Int64(seconds * 1e9 / Double(runs)))
         for _ in 0..<runs {
-            var operations = 0
-            var sink = 0
-            let start = clock.now
-            var elapsed = Duration.zero
-            repeat {
-                sink &+= try m.run()
-                operations += 1
-                elapsed = clock.now - start
-            } while elapsed < budget
-            blackHole(sink)
-            let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
-            perRun.append(ns / Double(operations))
+            perRun.append(try nanosecondsPerOperation(m, budget: budget))
         }
         perRun.sort()
         let median = perRun.count % 2 == 1 ? perRun[perRun.count / 2] : (perRun[perRun.count / 2 - 1] + perRun[perRun.count / 2]) / 2
@@ -67,12 +56,28 @@ struct Harness {
 }
 
 extension Harness {
+    /// Runs `m` repeatedly for `budget` and returns the mean time of one run, in nanoseconds (the
+    /// checksums are kept from the optimiser).
+    func nanosecondsPerOperation(_ m: Measurement, budget: Duration) throws -> Double {
+        let clock = ContinuousClock()
+        var operations = 0
+        var sink = 0
+        let start = clock.now
+        var elapsed = Duration.zero
+        repeat {
+            sink &+= try m.run()
+            operations += 1
+            elapsed = clock.now - start
+        } while elapsed < budget
+        blackHole(sink)
+        return (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(operations)
+    }
+
     /// Times two measurements interleaved: for each run, `a` for its share of the time, then `b`.
     /// Load that comes and goes on a shared machine then falls on both alike, so the ratio of the
     /// two figures of one run is steadier than the ratio of two separate medians. Returns both
     /// results (medians of their runs) and the median of the per-run ratios `a ÷ b`.
     func measurePair(_ a: Measurement, _ b: Measurement) throws -> (Result, Result, ratio: Double) {
-        let clock = ContinuousClock()
         for m in [a, b] {
             let checksum = try m.run()
             if let expected = m.expected, checksum != expected {
@@ -80,19 +85,7 @@ extension Harness {
             }
         }
         let budget = Duration.nanoseconds(Int64(seconds * 1e9 / Double(runs) / 2))
-        func timed(_ m: Measurement) throws -> Double {
-            var operations = 0
-            var sink = 0
-            let start = clock.now
-            var elapsed = Duration.zero
-            repeat {
-                sink &+= try m.run()
-                operations += 1
-                elapsed = clock.now - start
-            } while elapsed < budget
-            blackHole(sink)
-            return (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(operations)
-        }
+        func timed(_ m: Measurement) throws -> Double { try nanosecondsPerOperation(m, budget: budget) }
         // Warm-up: one short round of each.
         _ = try timed(a)
         _ = try timed(b)
