@@ -114,7 +114,8 @@ let package = Package(
         .target(
             name: "StoreTesting",
             dependencies: [
-                "HTTPClient", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "Receipts", "ReceiptSigning",
+                "AppStoreServerAPI", "HTTPClient", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "Receipts",
+                "ReceiptSigning",
             ],
             swiftSettings: swiftSettings),
         // Receipt verifiers that plug into the store (app receipts offline, transaction receipts
@@ -260,8 +261,8 @@ let package = Package(
             name: "ReceiptToolTests",
             // `api` runs against the simulated App Store Server API the tests start on 127.0.0.1.
             dependencies: [
-                "ASN1", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning", "ReceiptVerification",
-                "Receipts", "StoreTesting", "TestSupport", "receipt-tool",
+                "ASN1", "AppStoreServerAPI", "HTTPServer", "Internals", "JSON", "JWS", "RMStore", "ReceiptCrypto", "ReceiptSigning",
+                "ReceiptVerification", "Receipts", "StoreTesting", "TestSupport", "receipt-tool",
             ],
             swiftSettings: swiftSettings),
     ]

@@ -124,6 +124,8 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let statusRequestNotFound = APIErrorCode(rawValue: 4_040_009)
     /// `4040010`: the transaction identifier was not found.
     public static let transactionIdNotFound = APIErrorCode(rawValue: 4_040_010)
+    /// `4040019`: no app transaction exists for the customer.
+    public static let appTransactionDoesNotExist = APIErrorCode(rawValue: 4_040_019)
     /// `4290000`: the request exceeded the rate limit.
     public static let rateLimitExceeded = APIErrorCode(rawValue: 4_290_000)
     /// `5000000`: a general internal error.
@@ -153,7 +155,8 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
         4_040_002: "accountNotFoundRetryable", 4_040_003: "appNotFound", 4_040_004: "appNotFoundRetryable",
         4_040_005: "originalTransactionIdNotFound", 4_040_006: "originalTransactionIdNotFoundRetryable",
         4_040_007: "serverNotificationUrlNotFound", 4_040_008: "testNotificationNotFound", 4_040_009: "statusRequestNotFound",
-        4_040_010: "transactionIdNotFound", 4_290_000: "rateLimitExceeded", 5_000_000: "generalInternal",
+        4_040_010: "transactionIdNotFound", 4_040_019: "appTransactionDoesNotExist", 4_290_000: "rateLimitExceeded",
+        5_000_000: "generalInternal",
         5_000_001: "generalInternalRetryable",
     ]
 

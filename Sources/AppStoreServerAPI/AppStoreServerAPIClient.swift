@@ -22,11 +22,19 @@ public struct AppStoreServerEnvironment: Sendable, Hashable, CustomStringConvert
         self.payloadEnvironment = payloadEnvironment
     }
 
-    /// `https://api.storekit.itunes.apple.com`, payloads in `Production`.
+    /// `https://api.storekit.apple.com` (Apple's recommended host since May 2026), payloads in
+    /// `Production`.
     public static let production = AppStoreServerEnvironment(
-        baseURL: URL(string: "https://api.storekit.itunes.apple.com") ?? URL(fileURLWithPath: "/"), payloadEnvironment: .production)
-    /// `https://api.storekit-sandbox.itunes.apple.com`, payloads in `Sandbox`.
+        baseURL: URL(string: "https://api.storekit.apple.com") ?? URL(fileURLWithPath: "/"), payloadEnvironment: .production)
+    /// `https://api.storekit-sandbox.apple.com` (Apple's recommended host since May 2026),
+    /// payloads in `Sandbox`.
     public static let sandbox = AppStoreServerEnvironment(
+        baseURL: URL(string: "https://api.storekit-sandbox.apple.com") ?? URL(fileURLWithPath: "/"), payloadEnvironment: .sandbox)
+    /// `https://api.storekit.itunes.apple.com`, the older production host (still answering).
+    public static let productionLegacyHost = AppStoreServerEnvironment(
+        baseURL: URL(string: "https://api.storekit.itunes.apple.com") ?? URL(fileURLWithPath: "/"), payloadEnvironment: .production)
+    /// `https://api.storekit-sandbox.itunes.apple.com`, the older sandbox host (still answering).
+    public static let sandboxLegacyHost = AppStoreServerEnvironment(
         baseURL: URL(string: "https://api.storekit-sandbox.itunes.apple.com") ?? URL(fileURLWithPath: "/"), payloadEnvironment: .sandbox)
 
     /// The same environment served from another URL (a simulated App Store Server on 127.0.0.1, a
@@ -85,6 +93,9 @@ public final class AppStoreServerAPIClient: Sendable {
         public var userAgent: String
         /// The clock tokens are issued by.
         public var clock: @Sendable () -> Date
+        /// The request rates kept, per endpoint; nil (the default) keeps Apple's published limits
+        /// for the payload environment (``APIRateLimits/apple(for:)``).
+        public var rateLimits: APIRateLimits?
 
         /// Creates a configuration.
         public init(
@@ -93,7 +104,7 @@ public final class AppStoreServerAPIClient: Sendable {
             timeout: TimeInterval = 30, retry: RetryPolicy = .default, tokenLifetime: TimeInterval = 300,
             tokenRefreshMargin: TimeInterval = 60,
             maximumResponseSize: Int = 8 << 20, maximumPages: Int = 10_000, userAgent: String = "rmstore-swift-app-store-server-api/1",
-            clock: @escaping @Sendable () -> Date = { Date() }
+            clock: @escaping @Sendable () -> Date = { Date() }, rateLimits: APIRateLimits? = nil
         ) {
             self.key = key
             self.bundleID = bundleID
@@ -110,6 +121,7 @@ public final class AppStoreServerAPIClient: Sendable {
             self.maximumPages = maximumPages
             self.userAgent = userAgent
             self.clock = clock
+            self.rateLimits = rateLimits
         }
     }
 
@@ -118,6 +130,8 @@ public final class AppStoreServerAPIClient: Sendable {
     let tokens: TokenCache
     let transport: HTTPClientTransport
     let verifier: ResponseVerifier
+    /// The throttle every call of this client shares.
+    public let throttle: RequestThrottle
 
     /// Creates a client.
     /// - Throws: ``AppStoreServerAPIError/Code/invalidConfiguration`` for a token lifetime out of
@@ -134,6 +148,7 @@ public final class AppStoreServerAPIClient: Sendable {
         tokens = TokenCache(signer: signer, refreshMargin: configuration.tokenRefreshMargin)
         transport = HTTPClientTransport(timeout: configuration.timeout, maximumResponseSize: configuration.maximumResponseSize)
         verifier = ResponseVerifier(configuration: configuration)
+        throttle = RequestThrottle(limits: configuration.rateLimits ?? .apple(for: configuration.environment.payloadEnvironment))
     }
 
     /// The bearer token the next request will carry (the cached one while it is fresh).
@@ -146,7 +161,7 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Get Transaction Info: one transaction, verified.
     public func transactionInfo(transactionID: String) async throws(AppStoreServerAPIError) -> SignedJWS<JWSTransaction> {
-        let call = try Call(self, .transactionInfo, "GET", ["inApps", "v1", "transactions", transactionID])
+        let call = try Call(self, .transactionInfo, arguments: [transactionID])
         let body = try await call.send()
         let response = try call.object(body)
         let token = try response.string("signedTransactionInfo", required: true) ?? ""
@@ -166,7 +181,7 @@ public final class AppStoreServerAPIClient: Sendable {
         var query: [(String, String)] = []
         if let revision { query.append(("revision", revision)) }
         query += request.queryItems()
-        var call = try Call(self, .transactionHistory, "GET", ["inApps", "v2", "history", transactionID], query: query)
+        var call = try Call(self, .transactionHistory, arguments: [transactionID], query: query)
         call.page = pageNumber
         let response = try call.object(try await call.send())
         let environment = try response.environment()
@@ -203,7 +218,7 @@ public final class AppStoreServerAPIClient: Sendable {
         transactionID: String, status: [SubscriptionStatus] = []
     ) async throws(AppStoreServerAPIError) -> SubscriptionStatuses {
         let query = status.map { ("status", String($0.rawValue)) }
-        let call = try Call(self, .subscriptionStatuses, "GET", ["inApps", "v1", "subscriptions", transactionID], query: query)
+        let call = try Call(self, .subscriptionStatuses, arguments: [transactionID], query: query)
         let response = try call.object(try await call.send())
         let environment = try response.environment()
         let bundleId = try response.bundleID()
@@ -239,7 +254,7 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Look Up Order ID: the transactions of the order on a customer's invoice.
     public func lookUpOrder(orderID: String) async throws(AppStoreServerAPIError) -> OrderLookup {
-        let call = try Call(self, .orderLookup, "GET", ["inApps", "v1", "lookup", orderID])
+        let call = try Call(self, .orderLookup, arguments: [orderID])
         let response = try call.object(try await call.send())
         let status = try response.int64("status", required: true) ?? 0
         let tokens = try response.strings("signedTransactions")
@@ -257,7 +272,7 @@ public final class AppStoreServerAPIClient: Sendable {
         -> RefundHistoryPage
     {
         let query = revision.map { [("revision", $0)] } ?? []
-        var call = try Call(self, .refundHistory, "GET", ["inApps", "v2", "refund", "lookup", transactionID], query: query)
+        var call = try Call(self, .refundHistory, arguments: [transactionID], query: query)
         call.page = pageNumber
         let response = try call.object(try await call.send())
         let tokens = try response.strings("signedTransactions")
@@ -293,8 +308,7 @@ public final class AppStoreServerAPIClient: Sendable {
         _ request: NotificationHistoryRequest, paginationToken: String?, pageNumber: Int
     ) async throws(AppStoreServerAPIError) -> NotificationHistoryPage {
         let query = paginationToken.map { [("paginationToken", $0)] } ?? []
-        var call = try Call(
-            self, .notificationHistory, "POST", ["inApps", "v1", "notifications", "history"], query: query, body: request.jsonBody)
+        var call = try Call(self, .notificationHistory, arguments: [], query: query, body: request.jsonBody)
         call.page = pageNumber
         let response = try call.object(try await call.send())
         var items: [NotificationHistoryItem] = []
@@ -333,14 +347,14 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Request a Test Notification: the token to pass to ``testNotificationStatus(token:)``.
     public func requestTestNotification() async throws(AppStoreServerAPIError) -> String {
-        let call = try Call(self, .requestTestNotification, "POST", ["inApps", "v1", "notifications", "test"])
+        let call = try Call(self, .requestTestNotification, arguments: [])
         let response = try call.object(try await call.send())
         return try response.string("testNotificationToken", required: true) ?? ""
     }
 
     /// Get Test Notification Status: the TEST notification, verified, and the attempts to send it.
     public func testNotificationStatus(token: String) async throws(AppStoreServerAPIError) -> TestNotificationStatus {
-        let call = try Call(self, .testNotificationStatus, "GET", ["inApps", "v1", "notifications", "test", token])
+        let call = try Call(self, .testNotificationStatus, arguments: [token])
         let response = try call.object(try await call.send())
         let payload = try response.string("signedPayload", required: true) ?? ""
         let attempts = try Self.sendAttempts(response, at: nil)
@@ -350,9 +364,7 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Send Consumption Information (Apple answers 202 Accepted).
     public func sendConsumptionInformation(transactionID: String, _ request: ConsumptionRequest) async throws(AppStoreServerAPIError) {
-        let call = try Call(
-            self, .sendConsumptionInformation, "PUT", ["inApps", "v1", "transactions", "consumption", transactionID], body: request.jsonBody
-        )
+        let call = try Call(self, .sendConsumptionInformation, arguments: [transactionID], body: request.jsonBody)
         _ = try await call.send()
     }
 
@@ -360,9 +372,7 @@ public final class AppStoreServerAPIClient: Sendable {
     public func extendSubscriptionRenewalDate(
         originalTransactionID: String, _ request: ExtendRenewalDateRequest
     ) async throws(AppStoreServerAPIError) -> ExtendRenewalDateResponse {
-        let call = try Call(
-            self, .extendSubscriptionRenewalDate, "PUT", ["inApps", "v1", "subscriptions", "extend", originalTransactionID],
-            body: request.jsonBody)
+        let call = try Call(self, .extendSubscriptionRenewalDate, arguments: [originalTransactionID], body: request.jsonBody)
         let response = try call.object(try await call.send())
         let effective = try response.int64("effectiveDate").map { JWSDate(milliseconds: $0) }
         return ExtendRenewalDateResponse(

@@ -23,6 +23,18 @@ public enum AppStoreServerEndpoint: String, Sendable, Hashable, CaseIterable, Cu
     case sendConsumptionInformation
     /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`.
     case extendSubscriptionRenewalDate
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}` (Send Consumption Information).
+    case sendConsumptionInformationV2
+    /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
+    case setAppAccountToken
+    /// `GET /inApps/v1/transactions/appTransactions/{transactionId}`.
+    case appTransactionInfo
+    /// `POST /inApps/v1/transactions/{transactionId}/finish`.
+    case finishTransaction
+    /// `POST /inApps/v1/subscriptions/extend/mass`.
+    case extendRenewalDateForAllActiveSubscribers
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`.
+    case renewalDateExtensionStatus
 
     /// The name, for example `transactionHistory`.
     public var description: String { rawValue }

@@ -96,6 +96,11 @@ struct Call: Sendable {
         var attempt = 0
         while true {
             attempt += 1
+            do throws(CancellationError) {
+                try await client.throttle.acquire(endpoint)
+            } catch {
+                throw failure(.cancelled, attempts: attempt - 1, "the task was cancelled while waiting for the rate limit")
+            }
             let token = try client.tokens.token(now: configuration.clock())
             var headers = [
                 ("Authorization", "Bearer \(token.text)"), ("Accept", "application/json"), ("User-Agent", configuration.userAgent),
@@ -123,6 +128,7 @@ struct Call: Sendable {
                 let apiError = Self.errorBody(responseBody)
                 let retryAfter = responseHeaders["retry-after"].flatMap { RetryAfter.seconds($0, now: Date()) }
                 let retryable = status == 429 || (500...599).contains(status)
+                if let retryAfter { client.throttle.holdOff(endpoint, seconds: min(retryAfter, policy.maximumRetryAfter)) }
                 if retryable, attempt < policy.attempts, (retryAfter ?? 0) <= policy.maximumRetryAfter {
                     let wait = retryAfter ?? policy.backoff(after: attempt)
                     let seconds = wait.isFinite ? max(0, min(wait, 86_400)) : 0

@@ -3,6 +3,7 @@
 // Apple's, and checks each request's bearer token as Apple does. Rate limits, errors, delays and
 // forged signatures can be scripted per endpoint.
 
+public import AppStoreServerAPI
 public import Foundation
 public import HTTPServer
 import Internals
@@ -32,29 +33,9 @@ public import ReceiptSigning
 /// ``script(_:for:)`` queues ``Fault``s; each request takes the first queued fault for its endpoint
 /// (or for every endpoint), after authentication.
 public final class SimulatedAppStoreServer: Sendable {
-    /// The endpoints served.
-    public enum Endpoint: String, Sendable, Hashable, CaseIterable {
-        /// `GET /inApps/v1/transactions/{transactionId}`.
-        case transactionInfo
-        /// `GET /inApps/v2/history/{transactionId}`.
-        case transactionHistory
-        /// `GET /inApps/v1/subscriptions/{transactionId}`.
-        case subscriptionStatuses
-        /// `GET /inApps/v1/lookup/{orderId}`.
-        case orderLookup
-        /// `GET /inApps/v2/refund/lookup/{transactionId}`.
-        case refundHistory
-        /// `POST /inApps/v1/notifications/history`.
-        case notificationHistory
-        /// `POST /inApps/v1/notifications/test`.
-        case requestTestNotification
-        /// `GET /inApps/v1/notifications/test/{testNotificationToken}`.
-        case testNotificationStatus
-        /// `PUT /inApps/v1/transactions/consumption/{transactionId}`.
-        case sendConsumptionInformation
-        /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`.
-        case extendSubscriptionRenewalDate
-    }
+    /// The endpoints served: the client's wire table (``AppStoreServerEndpoint``), so the
+    /// simulator routes exactly the paths the client sends.
+    public typealias Endpoint = AppStoreServerEndpoint
 
     /// The app, its API key, page sizes and the token rules.
     public struct Configuration: Sendable {
@@ -86,13 +67,19 @@ public final class SimulatedAppStoreServer: Sendable {
         public var notificationURL: URL?
         /// The HTTP server's settings (address 127.0.0.1 and a free port by default).
         public var http: HTTPServerConfiguration
+        /// The request rates enforced per endpoint (none by default; ``APIRateLimits/sandbox``
+        /// for Apple's sandbox limits). Each endpoint allows a burst of one second's requests and
+        /// refills at its rate; a request beyond that gets HTTP 429 with Apple's
+        /// `rateLimitExceeded` body and `Retry-After`, the UNIX time in milliseconds when the next
+        /// request will be accepted.
+        public var rateLimits: APIRateLimits
 
         /// Creates a configuration.
         public init(
             bundleIdentifier: String, appAppleId: Int64? = nil, issuerID: String, keyID: String, publicKey: PublicKey,
             historyPageSize: Int = 20, refundPageSize: Int = 20, notificationPageSize: Int = 20, maximumTokenLifetime: TimeInterval = 3600,
             clockSkew: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() }, notificationURL: URL? = nil,
-            http: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+            http: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0), rateLimits: APIRateLimits = .unlimited
         ) {
             self.bundleIdentifier = bundleIdentifier
             self.appAppleId = appAppleId
@@ -107,6 +94,7 @@ public final class SimulatedAppStoreServer: Sendable {
             self.now = now
             self.notificationURL = notificationURL
             self.http = http
+            self.rateLimits = rateLimits
         }
     }
 
@@ -221,13 +209,16 @@ public final class SimulatedAppStoreServer: Sendable {
         server.shutdown()
     }
 
-    /// Takes the store's state: first applies the renewal-date extensions granted since the last
-    /// call to the store, then copies every transaction and subscription status.
+    /// Takes the store's state as the history of one customer: first applies the renewal-date
+    /// extensions granted since the last call to the store, then copies every transaction and
+    /// subscription status. Several stores synchronized under different `customer` names are
+    /// several customers: a transaction id answers only with its own customer's history.
     @MainActor
-    public func synchronize(with store: SimulatedAppStore) {
+    public func synchronize(with store: SimulatedAppStore, customer: String = "") {
         let pending = handler.state.withLock { state in
-            defer { state.pendingExtensions = [] }
-            return state.pendingExtensions
+            guard let index = state.customers.firstIndex(where: { $0.name == customer }) else { return [(String, Int)]() }
+            defer { state.customers[index].pendingExtensions = [] }
+            return state.customers[index].pendingExtensions
         }
         for (original, days) in pending {
             store.extendRenewalDate(originalTransactionIdentifier: original, byDays: days)
@@ -235,8 +226,12 @@ public final class SimulatedAppStoreServer: Sendable {
         let transactions = store.transactionHistoryContents()
         let statuses = store.subscriptionStatusContents()
         handler.state.withLock { state in
-            state.transactions = transactions
-            state.statuses = statuses
+            if let index = state.customers.firstIndex(where: { $0.name == customer }) {
+                state.customers[index].transactions = transactions
+                state.customers[index].statuses = statuses
+            } else {
+                state.customers.append(CustomerState(name: customer, transactions: transactions, statuses: statuses))
+            }
         }
     }
 
@@ -255,6 +250,19 @@ public final class SimulatedAppStoreServer: Sendable {
 
     /// The Send Consumption Information bodies accepted so far: transaction id and body.
     public var consumptionRequests: [(transactionIdentifier: String, body: JSONValue)] { handler.state.withLock { $0.consumption } }
+
+    /// The Send Consumption Information (v2) bodies accepted so far: transaction id and body.
+    public var consumptionRequestsV2: [(transactionIdentifier: String, body: ConsumptionRequestV2)] {
+        handler.state.withLock { $0.consumptionV2 }
+    }
+
+    /// The transaction ids Finish Transaction was called for, in order.
+    public var finishedTransactionIdentifiers: [String] { handler.state.withLock { $0.finished } }
+
+    /// The app account token Set App Account Token last set for an original transaction id.
+    public func appAccountToken(forOriginalTransactionIdentifier identifier: String) -> UUID? {
+        handler.state.withLock { $0.appAccountTokens[identifier] }
+    }
 
     /// The order id of the purchase with this transaction id, as Look Up Order ID knows it (ten
     /// characters, letters and digits, derived from the transaction id).
@@ -293,15 +301,34 @@ struct NotificationRecord: Sendable {
     }
 }
 
+/// One customer's history, as the last ``SimulatedAppStoreServer/synchronize(with:customer:)`` took it.
+struct CustomerState: Sendable {
+    let name: String
+    var transactions: [TransactionContents]
+    var statuses: [SimulatedSubscriptionGroupContents]
+    var pendingExtensions: [(String, Int)] = []
+}
+
+/// The answer to one Extend Subscription Renewal Dates for All Active Subscribers request.
+struct MassExtension: Sendable {
+    let productId: String
+    let completeDate: Date
+    let succeeded: Int
+    let failed: Int
+}
+
 struct ServerState: Sendable {
-    var transactions: [TransactionContents] = []
-    var statuses: [SimulatedSubscriptionGroupContents] = []
+    var customers: [CustomerState] = []
+    var consumptionV2: [(transactionIdentifier: String, body: ConsumptionRequestV2)] = []
+    var finished: [String] = []
+    var appAccountTokens: [String: UUID] = [:]
+    var massExtensions: [String: MassExtension] = [:]
+    var buckets: [SimulatedAppStoreServer.Endpoint: (tokens: Double, updated: ContinuousClock.Instant)] = [:]
     var faults: [(SimulatedAppStoreServer.Endpoint?, SimulatedAppStoreServer.Fault)] = []
     var requests: [SimulatedAppStoreServer.RecordedRequest] = []
     var notifications: [NotificationRecord] = []
     var testNotifications: [String: Int] = [:]
     var consumption: [(transactionIdentifier: String, body: JSONValue)] = []
-    var pendingExtensions: [(String, Int)] = []
     var extensionAnswers: [String: [UInt8]] = [:]
     var extensionCounts: [String: Int] = [:]
 }

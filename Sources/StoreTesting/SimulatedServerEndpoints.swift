@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import Foundation
 import HTTPServer
 import Internals
@@ -12,8 +13,22 @@ import ReceiptSigning
 extension SimulatedServerHandler {
     var environmentName: String { issuer.environment.rawValue }
 
+    /// Every customer's transactions and statuses, one customer after another.
     func snapshot() -> (transactions: [TransactionContents], statuses: [SimulatedSubscriptionGroupContents]) {
-        state.withLock { ($0.transactions, $0.statuses) }
+        state.withLock { state in (state.customers.flatMap(\.transactions), state.customers.flatMap(\.statuses)) }
+    }
+
+    /// The history of the customer whose transaction `identifier` names (Apple's error for a
+    /// malformed or unknown id): only that customer's transactions and statuses.
+    func customerSnapshot(
+        of identifier: String?
+    ) throws(RouteError) -> (transactions: [TransactionContents], statuses: [SimulatedSubscriptionGroupContents]) {
+        guard Self.isDigits(identifier) else { throw RouteError.invalidTransactionID }
+        let found = state.withLock { state in
+            state.customers.first { $0.transactions.contains { $0.purchase.transactionIdentifier == identifier } }
+        }
+        guard let found else { throw RouteError.transactionNotFound }
+        return (found.transactions, found.statuses)
     }
 
     static func milliseconds(_ date: Date) -> Int64 {
@@ -39,6 +54,9 @@ extension SimulatedServerHandler {
     func signed(_ contents: TransactionContents, _ signer: inout ResponseSigner) throws -> String {
         var contents = contents
         contents.signedDate = clock.now
+        if let token = state.withLock({ $0.appAccountTokens[contents.purchase.originalTransactionIdentifier] }) {
+            contents.appAccountToken = token
+        }
         return try signer.sign(try issuer.transactionPayload(for: contents))
     }
 
@@ -46,6 +64,9 @@ extension SimulatedServerHandler {
     func signed(_ contents: RenewalInfoContents, _ signer: inout ResponseSigner) throws -> String {
         var contents = contents
         contents.signedDate = clock.now
+        if let token = state.withLock({ $0.appAccountTokens[contents.originalTransactionIdentifier] }) {
+            contents.appAccountToken = token
+        }
         return try signer.sign(try issuer.renewalInfoPayload(for: contents))
     }
 
@@ -92,12 +113,12 @@ extension SimulatedServerHandler {
     // MARK: - Transactions
 
     func transactionInfo(_ identifier: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
-        let found = try requireTransaction(identifier, in: snapshot().transactions)
+        let found = try requireTransaction(identifier, in: try customerSnapshot(of: identifier).transactions)
         return Self.ok([("signedTransactionInfo", .string(try signed(found, &signer)))])
     }
 
     func transactionHistory(_ identifier: String?, _ query: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
-        let transactions = snapshot().transactions
+        let transactions = try customerSnapshot(of: identifier).transactions
         try requireTransaction(identifier, in: transactions)
         guard let items = Self.queryItems(query) else { throw RouteError.badRequest(4_000_000, "Invalid request.") }
         var revision: String?
@@ -175,7 +196,7 @@ extension SimulatedServerHandler {
     }
 
     func subscriptionStatuses(_ identifier: String?, _ query: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
-        let (transactions, statuses) = snapshot()
+        let (transactions, statuses) = try customerSnapshot(of: identifier)
         try requireTransaction(identifier, in: transactions)
         guard let items = Self.queryItems(query) else { throw RouteError.badRequest(4_000_000, "Invalid request.") }
         var wanted: Set<Int64> = []
@@ -222,7 +243,7 @@ extension SimulatedServerHandler {
     }
 
     func refundHistory(_ identifier: String?, _ query: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
-        let transactions = snapshot().transactions
+        let transactions = try customerSnapshot(of: identifier).transactions
         try requireTransaction(identifier, in: transactions)
         guard let items = Self.queryItems(query) else { throw RouteError.badRequest(4_000_000, "Invalid request.") }
         let refunded = transactions.enumerated()
@@ -403,18 +424,22 @@ extension SimulatedServerHandler {
         }
         return try state.withLock { (state) throws(RouteError) -> HTTPResponse in
             if let answer = state.extensionAnswers[requestID] { return .json(answer) }
-            var location: (Int, Int)?
-            for (g, group) in state.statuses.enumerated() {
-                if let i = group.lastTransactions.firstIndex(where: { $0.originalTransactionIdentifier == original }) { location = (g, i) }
+            var location: (Int, Int, Int)?
+            for (c, customer) in state.customers.enumerated() {
+                for (g, group) in customer.statuses.enumerated() {
+                    if let i = group.lastTransactions.firstIndex(where: { $0.originalTransactionIdentifier == original }) {
+                        location = (c, g, i)
+                    }
+                }
             }
-            guard let (g, i) = location else {
-                if state.transactions.contains(where: { $0.purchase.transactionIdentifier == original }) {
+            guard let (c, g, i) = location else {
+                if state.customers.contains(where: { $0.transactions.contains { $0.purchase.transactionIdentifier == original } }) {
                     throw RouteError.badRequest(
                         4_000_187, "Invalid request. The transaction ID provided is not an original transaction ID.")
                 }
                 throw RouteError.notFound(4_040_005, "Original transaction id not found.")
             }
-            var item = state.statuses[g].lastTransactions[i]
+            var item = state.customers[c].statuses[g].lastTransactions[i]
             guard item.status == .active, let expiry = item.transaction.purchase.expirationDate else {
                 throw RouteError(status: 403, errorCode: 4_030_004, message: "Forbidden - subscription state ineligible for extension.")
             }
@@ -425,13 +450,13 @@ extension SimulatedServerHandler {
             let extended = expiry.addingTimeInterval(TimeInterval(days) * 86_400)
             item.transaction.purchase.expirationDate = extended
             item.renewalInfo.renewalDate = extended
-            state.statuses[g].lastTransactions[i] = item
+            state.customers[c].statuses[g].lastTransactions[i] = item
             let latest = item.transaction.purchase.transactionIdentifier
-            if let t = state.transactions.lastIndex(where: { $0.purchase.transactionIdentifier == latest }) {
-                state.transactions[t].purchase.expirationDate = extended
+            if let t = state.customers[c].transactions.lastIndex(where: { $0.purchase.transactionIdentifier == latest }) {
+                state.customers[c].transactions[t].purchase.expirationDate = extended
             }
             state.extensionCounts[original, default: 0] += 1
-            state.pendingExtensions.append((original, Int(days)))
+            state.customers[c].pendingExtensions.append((original, Int(days)))
             var members: [(String, JSONValue)] = [("originalTransactionId", .string(original))]
             if let webOrder = item.transaction.purchase.webOrderLineItemID {
                 members.append(("webOrderLineItemId", .string(String(webOrder))))

@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import Foundation
 import HTTPServer
 import Internals
@@ -49,7 +50,7 @@ final class SimulatedServerHandler: HTTPHandler {
         if rejection != nil {
             response = HTTPResponse(status: 401)
         } else if let route {
-            response = answer(route, request)
+            response = limited(route.endpoint) ?? answer(route, request)
         } else {
             response = .json(Array("{}".utf8), status: 404)
         }
@@ -110,34 +111,24 @@ final class SimulatedServerHandler: HTTPHandler {
 
     struct Route {
         let endpoint: Endpoint
-        let parameter: String?
+        /// The path's identifiers, decoded, in the template's order.
+        let arguments: [String]
+        /// The last identifier (most endpoints take one).
+        var parameter: String? { arguments.last }
     }
 
+    /// The endpoint the client's wire table (``AppStoreServerEndpoint/match(method:segments:)``)
+    /// finds for the request, with its identifiers decoded.
     static func route(method: String, path: String) -> Route? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.first == "", parts.count >= 4, parts[1] == "inApps" else { return nil }
-        let rest = Array(parts[2...])
-        func last() -> String? { rest.last.flatMap { Self.percentDecoded($0) } }
-        switch (method, rest.count) {
-        case ("GET", 3) where rest[0] == "v1" && rest[1] == "transactions": return Route(endpoint: .transactionInfo, parameter: last())
-        case ("GET", 3) where rest[0] == "v2" && rest[1] == "history": return Route(endpoint: .transactionHistory, parameter: last())
-        case ("GET", 3) where rest[0] == "v1" && rest[1] == "subscriptions":
-            return Route(endpoint: .subscriptionStatuses, parameter: last())
-        case ("GET", 3) where rest[0] == "v1" && rest[1] == "lookup": return Route(endpoint: .orderLookup, parameter: last())
-        case ("GET", 4) where rest[0] == "v2" && rest[1] == "refund" && rest[2] == "lookup":
-            return Route(endpoint: .refundHistory, parameter: last())
-        case ("POST", 3) where rest[0] == "v1" && rest[1] == "notifications" && rest[2] == "history":
-            return Route(endpoint: .notificationHistory, parameter: nil)
-        case ("POST", 3) where rest[0] == "v1" && rest[1] == "notifications" && rest[2] == "test":
-            return Route(endpoint: .requestTestNotification, parameter: nil)
-        case ("GET", 4) where rest[0] == "v1" && rest[1] == "notifications" && rest[2] == "test":
-            return Route(endpoint: .testNotificationStatus, parameter: last())
-        case ("PUT", 4) where rest[0] == "v1" && rest[1] == "transactions" && rest[2] == "consumption":
-            return Route(endpoint: .sendConsumptionInformation, parameter: last())
-        case ("PUT", 4) where rest[0] == "v1" && rest[1] == "subscriptions" && rest[2] == "extend":
-            return Route(endpoint: .extendSubscriptionRenewalDate, parameter: last())
-        default: return nil
+        guard parts.first == "", parts.count >= 2 else { return nil }
+        guard let (endpoint, raw) = Endpoint.match(method: method, segments: Array(parts.dropFirst())) else { return nil }
+        var arguments: [String] = []
+        for text in raw {
+            guard let decoded = Self.percentDecoded(text) else { return nil }
+            arguments.append(decoded)
         }
+        return Route(endpoint: endpoint, arguments: arguments)
     }
 
     /// `%XX` decoded (nil when an escape is malformed or the result is not UTF-8).
@@ -213,6 +204,12 @@ final class SimulatedServerHandler: HTTPHandler {
             case .testNotificationStatus: return try testNotificationStatus(route.parameter)
             case .sendConsumptionInformation: return try consumption(route.parameter, request.body)
             case .extendSubscriptionRenewalDate: return try extend(route.parameter, request.body)
+            case .sendConsumptionInformationV2: return try consumptionV2(route.parameter, request.body)
+            case .setAppAccountToken: return try setAppAccountToken(route.parameter, request.body)
+            case .appTransactionInfo: return try appTransactionInfo(route.parameter, &signer)
+            case .finishTransaction: return try finishTransaction(route.parameter)
+            case .extendRenewalDateForAllActiveSubscribers: return try massExtend(request.body)
+            case .renewalDateExtensionStatus: return try massExtensionStatus(route.arguments)
             }
         } catch let error as RouteError {
             return error.response

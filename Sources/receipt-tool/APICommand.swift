@@ -18,11 +18,12 @@ enum APICommand {
                                     [--anchor apple|<file>]... [--json] [request options]
 
             REQUESTS:
-              history <txid>          Get Transaction History (v2), every page in order: one
-                                      transaction per line. Or --from-receipt <file> instead of
-                                      <txid>: the first transaction id of that app receipt or iOS 6
-                                      transaction receipt, which must verify first.
-              transaction <txid>      Get Transaction Info.
+              history <txid>...       Get Transaction History (v2), every page in order, for each
+                                      id in turn: one transaction per line. Or --from-receipt
+                                      <file> instead of <txid>: the first transaction id of that
+                                      app receipt or iOS 6 transaction receipt, which must verify
+                                      first.
+              transaction <txid>...   Get Transaction Info, for each id in turn.
               statuses <txid>         Get All Subscription Statuses: one subscription per line
                                       (group, originalTransactionId, status, the last transaction
                                       and the renewal info).
@@ -31,6 +32,21 @@ enum APICommand {
               refunds <txid>          Get Refund History, every page.
               notifications           Get Notification History, every page (--start, --end).
               test-notification       Request a Test Notification, then print its status.
+              app-transaction <txid>  Get App Transaction Info: the customer's app transaction
+                                      (any of the customer's transaction ids).
+              set-app-account-token <original-txid> <uuid>
+                                      Set App Account Token.
+              consumption <txid> --body <file.json>
+                                      Send Consumption Information (v2): customerConsented,
+                                      consumptionPercentage (0-100000), deliveryStatus,
+                                      refundPreference, sampleContentProvided.
+              finish <txid>           Finish Transaction.
+              extend-all --body <file.json>
+                                      Extend Subscription Renewal Dates for All Active
+                                      Subscribers: extendByDays (1-90), extendReasonCode (0-3),
+                                      requestIdentifier, productId, storefrontCountryCodes.
+              extend-all-status <product-id> <request-id>
+                                      Get Status of Subscription Renewal Date Extensions.
 
             OPTIONS:
               --issuer-id <id>        The issuer id of the App Store Connect API key.
@@ -41,6 +57,9 @@ enum APICommand {
                                       and the environment every payload must name.
               --base-url <url>        Send the requests to this URL instead (a simulated server, a
                                       proxy); the payloads must still name --environment.
+              --legacy-host           Use Apple's older hosts (api.storekit.itunes.apple.com,
+                                      api.storekit-sandbox.itunes.apple.com) instead of
+                                      api.storekit.apple.com and api.storekit-sandbox.apple.com.
               --anchor <anchor>       Roots the JWS chains must end at (repeatable): 'apple' (the
                                       bundled Apple roots; default) or a certificate file.
               --json                  One JSON object per line, nested JWS replaced by their
@@ -65,14 +84,26 @@ enum APICommand {
                                       default 180 days before --end).
               --end <date>            notifications: before this date (default now).
               --only-failures         notifications: only those that did not reach the server.
+              --body <file.json>      consumption, extend-all: the request body, validated before
+                                      anything is sent.
 
             Exit status: 0 when every payload verified, 1 for any error (HTTP, Apple's errorCode,
             a payload that does not verify: nothing is printed from a response with one forged
-            JWS), 64 for a usage error. One bearer token serves every request of a run.
+            JWS), 64 for a usage error (a malformed id, UUID or body is refused before any
+            request). One bearer token and one throttle serve every request of a run: requests
+            are spaced at Apple's published rate for each endpoint (sandbox: 10 %), so a run
+            with many ids is not answered HTTP 429.
             """,
         run: run)
 
-    static let requests: Set<String> = ["history", "transaction", "statuses", "order", "refunds", "notifications", "test-notification"]
+    /// Each request and how many operands it takes (`nil` upper bound: any number).
+    static let arity: [String: (minimum: Int, maximum: Int?)] = [
+        "history": (1, nil), "transaction": (1, nil), "statuses": (1, 1), "order": (1, 1), "refunds": (1, 1),
+        "notifications": (0, 0), "test-notification": (0, 0), "app-transaction": (1, 1), "set-app-account-token": (2, 2),
+        "consumption": (1, 1), "finish": (1, 1), "extend-all": (0, 0), "extend-all-status": (2, 2),
+    ]
+
+    static var requests: Set<String> { Set(arity.keys) }
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let args = try Arguments(
@@ -80,31 +111,59 @@ enum APICommand {
             valued: [
                 "--issuer-id", "--key-id", "--private-key", "--bundle-id", "--environment", "--base-url", "--anchor", "--timeout",
                 "--max-attempts", "--from-receipt", "--receipt-anchor", "--itunes-ca", "--wwdr-ca", "--product-id", "--product-type",
-                "--sort", "--revoked", "--status", "--start", "--end",
+                "--sort", "--revoked", "--status", "--start", "--end", "--body",
             ],
-            flagNames: ["--json", "--unverified-receipt", "--only-failures"])
+            flagNames: ["--json", "--unverified-receipt", "--only-failures", "--legacy-host"])
         guard let request = args.positional.first else { throw UsageError("missing request: \(requests.sorted().joined(separator: ", "))") }
-        guard requests.contains(request) else { throw UsageError("unknown request '\(request)'") }
-        let takesArgument = !["notifications", "test-notification"].contains(request)
+        guard let (minimum, maximum) = arity[request] else { throw UsageError("unknown request '\(request)'") }
         let fromReceipt = args.value("--from-receipt")
         if fromReceipt != nil, request != "history" { throw UsageError("--from-receipt is for history") }
-        let argument = args.positional.dropFirst().first
-        if takesArgument, argument == nil, fromReceipt == nil { throw UsageError("\(request) needs an argument") }
-        if args.positional.count > (takesArgument ? 2 : 1) || (argument != nil && fromReceipt != nil) {
-            throw UsageError("too many arguments")
+        let operands = Array(args.positional.dropFirst())
+        if fromReceipt != nil, !operands.isEmpty { throw UsageError("too many arguments") }
+        if operands.count < minimum, fromReceipt == nil {
+            throw UsageError(minimum == 1 ? "\(request) needs an argument" : "\(request) needs \(minimum) arguments")
+        }
+        if let maximum, operands.count > maximum { throw UsageError("too many arguments") }
+        let bodyPath = args.value("--body")
+        let takesBody = request == "consumption" || request == "extend-all"
+        if bodyPath != nil, !takesBody { throw UsageError("--body is for consumption and extend-all") }
+        if takesBody, bodyPath == nil { throw UsageError("\(request) needs --body <file.json>") }
+        // Every local value is checked before the client is made and anything is sent.
+        for (index, operand) in operands.enumerated() where !(request == "set-app-account-token" && index == 1) {
+            try checkIdentifier(operand)
+        }
+        let body = try bodyPath.map { path throws in try readInput(path, limit: 64 << 10) }
+        let consumption = try body.flatMap { bytes throws(UsageError) in request == "consumption" ? try consumptionBody(bytes) : nil }
+        let massExtension = try body.flatMap { bytes throws(UsageError) in request == "extend-all" ? try massExtensionBody(bytes) : nil }
+        var appAccountToken: UUID?
+        if request == "set-app-account-token" {
+            guard let token = UUIDText.parse(operands[1]) else {
+                throw UsageError("\(ManagementRequests.quoted(operands[1])) is not a UUID (8-4-4-4-12 hexadecimal digits)")
+            }
+            appAccountToken = token
         }
         let client = try makeClient(args)
         let json = args.flag("--json")
-        let identifier = try fromReceipt.map { path throws in try transactionID(fromReceipt: path, args) } ?? argument ?? ""
+        let identifiers = try fromReceipt.map { path throws in [try transactionID(fromReceipt: path, args)] } ?? operands
+        let identifier = identifiers.first ?? ""
 
         let lines: [String]
         switch request {
         case "history":
             let filters = try historyFilters(args)
-            let history = try blocking { try await client.transactionHistory(transactionID: identifier, request: filters) }
-            lines = history.transactions.map { transactionLine($0, json: json) }
+            let histories = try blocking { () async throws -> [TransactionHistory] in
+                var histories: [TransactionHistory] = []
+                for id in identifiers { histories.append(try await client.transactionHistory(transactionID: id, request: filters)) }
+                return histories
+            }
+            lines = histories.flatMap { $0.transactions.map { transactionLine($0, json: json) } }
         case "transaction":
-            lines = [transactionLine(try blocking { try await client.transactionInfo(transactionID: identifier) }, json: json)]
+            let transactions = try blocking { () async throws -> [SignedJWS<JWSTransaction>] in
+                var transactions: [SignedJWS<JWSTransaction>] = []
+                for id in identifiers { transactions.append(try await client.transactionInfo(transactionID: id)) }
+                return transactions
+            }
+            lines = transactions.map { transactionLine($0, json: json) }
         case "statuses":
             let wanted = try args.values("--status").map { text throws(UsageError) in
                 guard let value = Int64(text), (1...5).contains(value) else { throw UsageError("--status must be 1-5, found \(text)") }
@@ -123,7 +182,7 @@ enum APICommand {
             lines = try blocking { try await client.notificationHistory(history) }.map {
                 notificationLine($0.notification, attempts: $0.sendAttempts, extra: [], json: json)
             }
-        default:
+        case "test-notification":
             let status = try blocking { () async throws -> (String, TestNotificationStatus) in
                 let token = try await client.requestTestNotification()
                 return (token, try await client.testNotificationStatus(token: token))
@@ -133,9 +192,44 @@ enum APICommand {
                     status.1.notification, attempts: status.1.sendAttempts, extra: [("testNotificationToken", .string(status.0))],
                     json: json)
             ]
+        default:
+            lines = try ManagementRequests.run(
+                request, operands: identifiers, client: client, json: json, appAccountToken: appAccountToken, consumption: consumption,
+                massExtension: massExtension)
         }
         if !lines.isEmpty { printOut(lines.joined(separator: "\n")) }
         return ExitStatus.success
+    }
+
+    /// An id the API takes in its path: 1 to 256 letters, digits, `-`, `.`, `_` or `~`.
+    static func checkIdentifier(_ text: String) throws(UsageError) {
+        let allowed = text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                true
+            default: false
+            }
+        }
+        guard !text.isEmpty, text.utf8.count <= 256, allowed else {
+            throw UsageError("\(ManagementRequests.quoted(text)) is not an id (1 to 256 letters, digits, '-', '.', '_' or '~')")
+        }
+    }
+
+    static func consumptionBody(_ bytes: [UInt8]) throws(UsageError) -> ConsumptionRequestV2 {
+        do throws(RequestBodyError) {
+            return try ConsumptionRequestV2(json: bytes)
+        } catch {
+            throw UsageError("--body: \(error)")
+        }
+    }
+
+    static func massExtensionBody(_ bytes: [UInt8]) throws(UsageError) -> MassExtendRenewalDateRequest {
+        do throws(RequestBodyError) {
+            return try MassExtendRenewalDateRequest(json: bytes)
+        } catch {
+            throw UsageError("--body: \(error)")
+        }
     }
 
     // MARK: - Configuration
@@ -150,9 +244,10 @@ enum APICommand {
         let keyFile = try required("--private-key")
         let bundleID = try required("--bundle-id")
         var environment: AppStoreServerEnvironment
+        let legacy = args.flag("--legacy-host")
         switch args.value("--environment") ?? "production" {
-        case "production": environment = .production
-        case "sandbox": environment = .sandbox
+        case "production": environment = legacy ? .productionLegacyHost : .production
+        case "sandbox": environment = legacy ? .sandboxLegacyHost : .sandbox
         case let other: throw UsageError("--environment must be production or sandbox, found \(other)")
         }
         if let text = args.value("--base-url") {

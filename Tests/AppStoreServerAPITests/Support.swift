@@ -112,7 +112,7 @@ final class ServerWorld {
             key: try key ?? apiKey.key(), bundleID: bundleID,
             environment: AppStoreServerEnvironment(baseURL: server.baseURL, payloadEnvironment: environment),
             anchors: TrustAnchors([jwsPKI.root]), timeout: 10,
-            retry: RetryPolicy(maximumAttempts: 3, initialBackoff: 0.01, maximumBackoff: 0.05))
+            retry: RetryPolicy(maximumAttempts: 3, initialBackoff: 0.01, maximumBackoff: 0.05), rateLimits: .unlimited)
         configure(&configuration)
         return try AppStoreServerAPIClient(configuration: configuration)
     }

@@ -1,6 +1,7 @@
 // `receipt-tool api` and `receipt-tool offer-signature`, run as processes against the simulated
 // App Store Server API that the test starts on 127.0.0.1 and stops.
 
+import AppStoreServerAPI
 import Foundation
 import HTTPServer
 import Internals
@@ -279,7 +280,7 @@ struct APICommandTests {
         let world = try APIToolWorld()
         let common = world.common
         for arguments in [
-            ["api"], ["api", "nonsense"] + common, ["api", "history"] + common, ["api", "transaction", "1", "2"] + common,
+            ["api"], ["api", "nonsense"] + common, ["api", "history"] + common, ["api", "statuses", "1", "2"] + common,
             ["api", "transaction", "1"] + common.filter { $0 != "--issuer-id" && $0 != APIToolWorld.issuerID },
             ["api", "transaction", "1", "--environment", "staging"] + common.suffix(4),
             ["api", "transaction", "1", "--from-receipt", "r"] + common, ["api", "statuses", "1", "--status", "9"] + common,
