@@ -44,7 +44,7 @@ final class APIToolWorld {
     let store: SimulatedAppStore
     let server: SimulatedAppStoreServer
 
-    init(pageSize: Int = 2, notificationURL: URL? = nil, label: String = #function) throws {
+    init(pageSize: Int = 2, notificationURL: URL? = nil, rateLimits: APIRateLimits = .unlimited, label: String = #function) throws {
         directory = temporaryDirectory(label)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = try PrivateKey.generateP256()
@@ -65,7 +65,8 @@ final class APIToolWorld {
         server = SimulatedAppStoreServer(
             configuration: .init(
                 bundleIdentifier: Self.bundleID, issuerID: Self.issuerID, keyID: Self.keyID, publicKey: try key.publicKey,
-                historyPageSize: pageSize, refundPageSize: pageSize, notificationPageSize: pageSize, notificationURL: notificationURL),
+                historyPageSize: pageSize, refundPageSize: pageSize, notificationPageSize: pageSize, notificationURL: notificationURL,
+                rateLimits: rateLimits),
             issuer: issuer, clock: clock)
         try server.start()
     }
