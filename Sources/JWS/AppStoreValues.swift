@@ -179,6 +179,10 @@ public struct NotificationSubtype: RawRepresentable, Hashable, Sendable, CustomS
     /// `UNREPORTED`: An external purchase token was not reported.
     public static let unreported = NotificationSubtype(rawValue: "UNREPORTED")
 
+    /// `ACTIVE_TOKEN_REMINDER`: A reminder that an external purchase custom link token is still
+    /// active and needs reporting.
+    public static let activeTokenReminder = NotificationSubtype(rawValue: "ACTIVE_TOKEN_REMINDER")
+
 }
 
 /// The `type` of an in-app purchase.

@@ -398,12 +398,17 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
     public let appAppleId: Int64?
     /// The app's bundle identifier. (`bundleId`)
     public let bundleId: String?
+    /// The type of a custom link token (`ACQUISITION`, `SERVICES`, …); custom link tokens only.
+    /// (`tokenType`)
+    public let tokenType: String?
+    /// When the token expires. (`tokenExpirationDate`)
+    public let tokenExpirationDate: JWSDate?
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
     public let unknownFields: [(String, JSONValue)]
 
     enum Field: Int, PayloadField {
-        case externalPurchaseId, tokenCreationDate, appAppleId, bundleId
+        case externalPurchaseId, tokenCreationDate, appAppleId, bundleId, tokenType, tokenExpirationDate
 
         var name: String {
             switch self {
@@ -411,6 +416,8 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
             case .tokenCreationDate: "tokenCreationDate"
             case .appAppleId: "appAppleId"
             case .bundleId: "bundleId"
+            case .tokenType: "tokenType"
+            case .tokenExpirationDate: "tokenExpirationDate"
             }
         }
 
@@ -418,12 +425,16 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
             switch key.count {
             case 8:
                 if key.equals("bundleId") { return .bundleId }
+            case 9:
+                if key.equals("tokenType") { return .tokenType }
             case 10:
                 if key.equals("appAppleId") { return .appAppleId }
             case 17:
                 if key.equals("tokenCreationDate") { return .tokenCreationDate }
             case 18:
                 if key.equals("externalPurchaseId") { return .externalPurchaseId }
+            case 19:
+                if key.equals("tokenExpirationDate") { return .tokenExpirationDate }
             default: break
             }
             return nil
@@ -442,6 +453,8 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
         var tokenCreationDate: JWSDate?
         var appAppleId: Int64?
         var bundleId: String?
+        var tokenType: String?
+        var tokenExpirationDate: JWSDate?
         var state = try reader.beginObject(context, Field.self)
         while let field = try reader.nextField(&state) {
             switch field {
@@ -449,12 +462,16 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
             case .tokenCreationDate: tokenCreationDate = try reader.date(field)
             case .appAppleId: appAppleId = try reader.int64(field)
             case .bundleId: bundleId = try reader.string(field)
+            case .tokenType: tokenType = try reader.string(field)
+            case .tokenExpirationDate: tokenExpirationDate = try reader.date(field)
             }
         }
         self.externalPurchaseId = externalPurchaseId
         self.tokenCreationDate = tokenCreationDate
         self.appAppleId = appAppleId
         self.bundleId = bundleId
+        self.tokenType = tokenType
+        self.tokenExpirationDate = tokenExpirationDate
         self.unknownFields = state.unknown
     }
 
@@ -466,6 +483,8 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
         o.date(.tokenCreationDate, tokenCreationDate)
         o.int(.appAppleId, appAppleId)
         o.string(.bundleId, bundleId)
+        o.string(.tokenType, tokenType)
+        o.date(.tokenExpirationDate, tokenExpirationDate)
         return o.finish(unknownFields)
     }
 

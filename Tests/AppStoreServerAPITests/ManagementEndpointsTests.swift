@@ -172,3 +172,46 @@ struct ManagementEndpointsTests {
         await world.shutdown()
     }
 }
+
+/// Apple's response JSON for the new endpoints (TestReceipts/jws/apple/api/), served as they are.
+@Suite("App Store Server API: Apple's response JSON for the 2026 endpoints")
+@MainActor
+struct AppleResponseModelTests {
+    static func model(_ name: String) throws -> [UInt8] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let data = try Data(contentsOf: root.appendingPathComponent("TestReceipts/jws/apple/api/\(name).json"))
+        return [UInt8](data)
+    }
+
+    @Test func applesAnswers_decode_andAPlaceholderTokenDoesNotVerify() async throws {
+        let world = try ServerWorld()
+        world.buy(Products.monthly)
+        let client = try world.client()
+        world.server.script([.body(status: 200, try Self.model("extendRenewalDateForAllActiveSubscribersResponse"))])
+        let request = MassExtendRenewalDateRequest(
+            extendByDays: 45, extendReasonCode: 1, requestIdentifier: "758883e8-151b-47b7-abd0-60c4d804c2f5",
+            storefrontCountryCodes: ["USA", "MEX"], productId: "com.example.productId")
+        #expect(try await client.extendRenewalDateForAllActiveSubscribers(request).requestIdentifier == request.requestIdentifier)
+        // An answer for another request is refused.
+        world.server.script([.body(status: 200, try Self.model("extendRenewalDateForAllActiveSubscribersResponse"))])
+        var other = request
+        other.requestIdentifier = "another"
+        #expect(await apiError { try await client.extendRenewalDateForAllActiveSubscribers(other) }?.code == .invalidResponse)
+
+        world.server.script([.body(status: 200, try Self.model("getStatusOfSubscriptionRenewalDateExtensionsResponse"))])
+        let status = try await client.renewalDateExtensionStatus(
+            productID: "com.example.product", requestIdentifier: "20fba8a0-2b80-4a7d-a17f-85c1854727f8")
+        #expect(status.complete && status.completeDate?.milliseconds == 1_698_148_900_000)
+        #expect(status.succeededCount == 30 && status.failedCount == 2)
+
+        world.server.script([.body(status: 404, try Self.model("appTransactionDoesNotExistError"))])
+        let none = await apiError { try await client.appTransactionInfo(transactionID: world.historyIDs[0]) }
+        #expect(none?.httpStatus == 404 && none?.apiErrorCode == .appTransactionDoesNotExist)
+        #expect(none?.apiErrorMessage == "No AppTransaction exists for the customer.")
+
+        world.server.script([.body(status: 200, try Self.model("appTransactionInfoResponse"))])
+        let placeholder = await apiError { try await client.appTransactionInfo(transactionID: world.historyIDs[0]) }
+        #expect(placeholder?.code == .verificationFailed && placeholder?.location == "signedAppTransactionInfo")
+        await world.shutdown()
+    }
+}

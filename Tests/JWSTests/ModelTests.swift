@@ -250,3 +250,22 @@ import Testing
         #expect(try #require(JWSDate(text: "1")) < (try #require(JWSDate(text: "1.5"))))
     }
 }
+
+/// The custom link token fields Apple added to `externalPurchaseToken` (Notifications 2.17) and the
+/// `ACTIVE_TOKEN_REMINDER` subtype, in the shape of Apple's EXTERNAL_PURCHASE_TOKEN model.
+@Suite struct ExternalPurchaseTokenFieldTests {
+    @Test func tokenTypeAndExpiration_decode_andRoundTrip() throws {
+        let text = """
+            {"notificationType": "EXTERNAL_PURCHASE_TOKEN", "subtype": "ACTIVE_TOKEN_REMINDER",
+             "notificationUUID": "002e14d5-51f5-4503-b5a8-c3a1af68eb20", "version": "2.0", "signedDate": 1698148900000,
+             "externalPurchaseToken": {"externalPurchaseId": "b2158121-7af9-49d4-9561-1f588205523e", "tokenCreationDate": 1698148950000,
+              "appAppleId": 55555, "bundleId": "com.example", "tokenType": "SERVICES", "tokenExpirationDate": 1698235350000}}
+            """
+        let n = try NotificationPayload(jsonPayload: Array(text.utf8))
+        #expect(n.subtype == .activeTokenReminder)
+        let token = try #require(n.externalPurchaseToken)
+        #expect(token.tokenType == "SERVICES" && token.tokenExpirationDate?.milliseconds == 1_698_235_350_000)
+        #expect(token.unknownFields.isEmpty)
+        #expect(n.jsonValue().isEqualIgnoringMemberOrder(to: try JSONValue.parse(Array(text.utf8))))
+    }
+}
