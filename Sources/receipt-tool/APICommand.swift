@@ -151,18 +151,12 @@ enum APICommand {
         switch request {
         case "history":
             let filters = try historyFilters(args)
-            let histories = try blocking { () async throws -> [TransactionHistory] in
-                var histories: [TransactionHistory] = []
-                for id in identifiers { histories.append(try await client.transactionHistory(transactionID: id, request: filters)) }
-                return histories
+            let histories = try blocking {
+                try await inOrder(identifiers) { id in try await client.transactionHistory(transactionID: id, request: filters) }
             }
             lines = histories.flatMap { $0.transactions.map { transactionLine($0, json: json) } }
         case "transaction":
-            let transactions = try blocking { () async throws -> [SignedJWS<JWSTransaction>] in
-                var transactions: [SignedJWS<JWSTransaction>] = []
-                for id in identifiers { transactions.append(try await client.transactionInfo(transactionID: id)) }
-                return transactions
-            }
+            let transactions = try blocking { try await inOrder(identifiers) { id in try await client.transactionInfo(transactionID: id) } }
             lines = transactions.map { transactionLine($0, json: json) }
         case "statuses":
             let wanted = try args.values("--status").map { text throws(UsageError) in
@@ -199,6 +193,35 @@ enum APICommand {
         }
         if !lines.isEmpty { printOut(lines.joined(separator: "\n")) }
         return ExitStatus.success
+    }
+
+    /// The requests in flight at once when a run has several ids: the client's throttle decides
+    /// when each starts, so a slow answer does not hold back the next slot.
+    static let concurrentRequests = 8
+
+    /// `body` for every id, at most ``concurrentRequests`` at a time, the answers in the ids'
+    /// order; the first failure ends the run (nothing is printed).
+    static func inOrder<T: Sendable>(
+        _ identifiers: [String], _ body: @escaping @Sendable (String) async throws -> T
+    ) async throws -> [T] {
+        try await withThrowingTaskGroup(of: (Int, T).self) { group in
+            var results = [T?](repeating: nil, count: identifiers.count)
+            var next = 0
+            while next < min(concurrentRequests, identifiers.count) {
+                let (index, id) = (next, identifiers[next])
+                group.addTask { (index, try await body(id)) }
+                next += 1
+            }
+            while let (index, value) = try await group.next() {
+                results[index] = value
+                if next < identifiers.count {
+                    let (index, id) = (next, identifiers[next])
+                    group.addTask { (index, try await body(id)) }
+                    next += 1
+                }
+            }
+            return results.compactMap { $0 }
+        }
     }
 
     /// An id the API takes in its path: 1 to 256 letters, digits, `-`, `.`, `_` or `~`.
