@@ -149,12 +149,26 @@ struct ManagementEndpointsTests {
         let id = world.historyIDs[0]
         // Without a throttle, 12 requests at once exceed the 5 a second the sandbox allows.
         let eager = try world.client { $0.retry = .never }
-        var limited = 0
-        for _ in 0..<12 {
-            if let error = await apiError({ try await eager.transactionInfo(transactionID: id) }) {
-                #expect(error.code == .rateLimited && error.httpStatus == 429)
-                limited += 1
+        // All twelve in flight together, so even a slow machine sends more than 5 within a second.
+        let errors = await withTaskGroup(of: AppStoreServerAPIError?.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    do throws(AppStoreServerAPIError) {
+                        _ = try await eager.transactionInfo(transactionID: id)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
             }
+            var found: [AppStoreServerAPIError?] = []
+            for await error in group { found.append(error) }
+            return found
+        }
+        var limited = 0
+        for case let error? in errors {
+            #expect(error.code == .rateLimited && error.httpStatus == 429)
+            limited += 1
         }
         #expect(limited > 0)
         let limitedResponse = try #require(world.server.requests.last { $0.status == 429 })

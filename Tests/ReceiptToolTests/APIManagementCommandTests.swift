@@ -129,7 +129,7 @@ struct APIManagementCommandTests {
 
     /// The one slow test: 200 ids in one run against a server enforcing Apple's sandbox limit for
     /// Get Transaction Info (5 a second). The tool's throttle spaces them: no 429, and the run
-    /// takes what the limit allows (about 40 s: 199 intervals of 0.2 s), within 1.2 times that.
+    /// takes at least what the limit allows (about 40 s: 199 intervals of 0.2 s).
     @Test func twoHundredIds_inOneRun_stayWithinTheSandboxLimit() async throws {
         let world = try APIToolWorld(rateLimits: .sandbox)
         for _ in 0..<20 { world.store.add(Payment(productIdentifier: "com.example.coins")) }
@@ -147,8 +147,10 @@ struct APIManagementCommandTests {
         let requests = world.server.requests
         #expect(requests.count == 200)
         #expect(requests.filter { $0.status == 429 }.isEmpty)
-        // 200 requests at 5 a second: the last may start 39.8 s after the first; about 40 s.
-        #expect(seconds >= 199 * 0.2 && seconds <= 200 * 0.2 * 1.2, "\(seconds) s for 200 requests at 5/s")
+        // 200 requests at 5 a second: the last may start 39.8 s after the first, so never faster.
+        // Alone the run takes about 42 s (1.05x); inside the parallel suite the other tests' load
+        // stretches it (63 s seen), so the upper bound here only catches a throttle far too slow.
+        #expect(seconds >= 199 * 0.2 && seconds <= 200 * 0.2 * 3, "\(seconds) s for 200 requests at 5/s")
         await world.finish()
     }
 }
