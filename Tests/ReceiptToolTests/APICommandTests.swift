@@ -67,7 +67,8 @@ final class APIToolWorld {
                 bundleIdentifier: Self.bundleID, issuerID: Self.issuerID, keyID: Self.keyID, publicKey: try key.publicKey,
                 historyPageSize: pageSize, refundPageSize: pageSize, notificationPageSize: pageSize, notificationURL: notificationURL,
                 rateLimits: rateLimits),
-            issuer: issuer, clock: clock)
+            // The receiving `serve` shares 2 cores with the whole parallel suite: 30 s, not the 5 s default.
+            issuer: issuer, clock: clock, notificationTransport: URLSessionNotificationTransport(timeout: 30))
         try server.start()
     }
 
