@@ -86,7 +86,7 @@ let package = Package(
         // transaction. No C type in its API.
         .target(
             name: "ServerNotifications",
-            dependencies: ["CLibPQ", "CSQLite", "JSON", "JWS", "ReceiptVerification"],
+            dependencies: ["CLibPQ", "CSQLite", "Internals", "JSON", "JWS", "ReceiptVerification"],
             swiftSettings: swiftSettings
         ),
         // Not a product: the generic HTTP/1.1 server and its message parsing (nothing about

@@ -34,9 +34,22 @@ enum NotificationColumns {
         ]
     }
 
+    /// Refuses values no store can keep exactly: text holding U+0000 (PostgreSQL's `text` cannot
+    /// hold it, so both stores refuse it, before writing anything, rather than one keeping it and
+    /// the other cutting it).
+    static func check(_ values: [Value], isRow: Bool = true) throws(NotificationStoreError) {
+        for (index, value) in values.enumerated() {
+            guard case .text(let text?) = value, text.utf8.contains(0) else { continue }
+            let name = isRow && index < names.count ? names[index] : "a query value"
+            throw NotificationStoreError(.unsupportedValue, "\(name) holds U+0000, which the store cannot keep")
+        }
+    }
+
     /// The WHERE clause and its parameters for `query`, with parameters written by `placeholder`
-    /// (1-based: `?1` for SQLite, `$1` for PostgreSQL).
-    static func filter(_ query: NotificationQuery, placeholder: (Int) -> String) -> (sql: String, parameters: [Value]) {
+    /// (1-based: `?1` for SQLite, `$1` for PostgreSQL) and rows ordered by the signed date, then by
+    /// the `notificationUUID` in byte order (`uuidOrder`: the column with the byte-order collation
+    /// of the database), so that both stores give one order that does not depend on arrival.
+    static func filter(_ query: NotificationQuery, uuidOrder: String, placeholder: (Int) -> String) -> (sql: String, parameters: [Value]) {
         var conditions: [String] = []
         var parameters: [Value] = []
         func add(_ condition: (String) -> String, _ value: Value) {
@@ -48,7 +61,7 @@ enum NotificationColumns {
         if let since = query.signedSince { add({ "\(orderKey) >= \($0)" }, .integer(since)) }
         if let uuid = query.notificationUUID { add({ "notification_uuid = \($0)" }, .text(uuid)) }
         var sql = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        sql += " ORDER BY \(orderKey), id"
+        sql += " ORDER BY \(orderKey), \(uuidOrder)"
         if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
         return (sql, parameters)
     }

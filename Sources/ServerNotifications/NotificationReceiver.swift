@@ -18,7 +18,9 @@ public import ReceiptVerification
 /// 4. The row (``StoredNotification``) is stored; the outcome is
 ///    ``NotificationReceiverOutcome/accepted(_:)`` or ``NotificationReceiverOutcome/duplicate(_:)``
 ///    only after the store returned, which is after its commit is durable; a store failure is
-///    ``NotificationReceiverOutcome/unavailable(_:)`` (the sender must retry; Apple does).
+///    ``NotificationReceiverOutcome/unavailable(_:)`` (the sender must retry; Apple does), except a
+///    value no store can keep (``NotificationStoreError/Code/unsupportedValue``), which is
+///    rejected (``VerificationCheck/Name/body``).
 ///
 /// A `TEST` notification (no nested token) is genuine when it verifies, and is stored like any
 /// other. Thread-safe: one receiver serves every connection.
@@ -72,6 +74,11 @@ public struct NotificationReceiver: Sendable {
             case .duplicate: return .duplicate(row)
             }
         } catch {
+            // A value no store can keep exactly (U+0000) is refused the same way by every store:
+            // a retry cannot succeed, so it is not "unavailable".
+            if error.code == .unsupportedValue {
+                return .rejected(NotificationRejection(check: .body, reason: error.reason, notificationUUID: row.notificationUUID))
+            }
             return .unavailable(error)
         }
     }

@@ -1,4 +1,5 @@
 public import Foundation
+import Internals
 
 /// Where notifications are kept: SQLite on one machine (``SQLiteNotificationStore``) or
 /// PostgreSQL when several receivers share one store (``PostgresNotificationStore``).
@@ -10,6 +11,9 @@ public import Foundation
 ///   constraint), so concurrent deliveries of one notification, from one process or several,
 ///   keep one row: one of them gets ``NotificationStoreOutcome/stored``, the others
 ///   ``NotificationStoreOutcome/duplicate``.
+/// - A value the store cannot keep exactly (text holding U+0000, which PostgreSQL's `text`
+///   refuses) is refused by every store the same way, with
+///   ``NotificationStoreError/Code/unsupportedValue``, before anything is written.
 /// - Every method is safe to call from many threads at once.
 public protocol NotificationStore: Sendable {
     /// Commits `notification` unless a row with its `notificationUUID` exists; returns after the
@@ -18,10 +22,20 @@ public protocol NotificationStore: Sendable {
     ///   and the sender should retry.
     func store(_ notification: StoredNotification) throws(NotificationStoreError) -> NotificationStoreOutcome
     /// The rows matching `query`, ordered by signed date (``StoredNotification/effectiveSignedDate``),
-    /// then by arrival.
+    /// then by `notificationUUID` (byte order), never by arrival, so every store gives one order.
     func notifications(_ query: NotificationQuery) throws(NotificationStoreError) -> [StoredNotification]
-    /// Whether the store answers now, and what it is.
+    /// Whether a commit would succeed now (a real write round trip, within a short deadline), and
+    /// what the store is.
     func health() -> NotificationStoreHealth
+    /// Makes everything committed durable in the store's own files and closes its connections
+    /// (SQLite: a checkpoint, so that the database file alone holds every row). Later calls of
+    /// ``store(_:)`` fail. Safe to call twice.
+    func close()
+}
+
+extension NotificationStore {
+    /// Closes nothing (a store without resources of its own).
+    public func close() {}
 }
 
 extension NotificationStore {
@@ -84,6 +98,10 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
         case schema
         /// The location names no store this package has (neither a path nor a PostgreSQL URL).
         case location
+        /// A value the store cannot keep exactly (text holding U+0000); every store refuses it.
+        case unsupportedValue
+        /// The store was opened read-only, or has been closed.
+        case readOnly
     }
 
     /// The kind of failure.
@@ -91,10 +109,10 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
     /// What failed, for people and logs.
     public let reason: String
 
-    /// Creates an error.
+    /// Creates an error; passwords of a URL or connection string in `reason` are masked.
     public init(_ code: Code, _ reason: String) {
         self.code = code
-        self.reason = reason
+        self.reason = Redaction.redacted(reason)
     }
 
     /// `"<code>: <reason>"`.
@@ -128,6 +146,41 @@ public struct NotificationStoreHealth: Sendable, Hashable {
     }
 }
 
+/// How ``NotificationStores/open(_:options:)`` opens a store.
+public struct NotificationStoreOptions: Sendable, Hashable {
+    /// Open for reading only: SQLite opens the file read-only (no journal-mode change, nothing
+    /// created, the file's bytes unchanged), PostgreSQL sessions are read-only; ``NotificationStore/store(_:)``
+    /// fails with ``NotificationStoreError/Code/readOnly``.
+    public var readOnly: Bool
+    /// Create the file and the schema when missing (ignored when ``readOnly``).
+    public var create: Bool
+    /// Open even when the store cannot be written now (a read-only file or directory, a full
+    /// disk): the store then reports itself unavailable and retries opening at each commit and
+    /// health check, so fixing the cause needs no restart. A location holding another schema is
+    /// still refused.
+    public var allowUnavailableAtStart: Bool
+    /// The deadline of one operation (``NotificationStore/store(_:)``, a query), including waiting
+    /// for a pooled connection, connecting and the statement (PostgreSQL), or for a lock (SQLite).
+    public var operationTimeout: Duration
+    /// The deadline of the write round trip of ``NotificationStore/health()``.
+    public var healthTimeout: Duration
+
+    /// Creates options.
+    public init(
+        readOnly: Bool = false, create: Bool = true, allowUnavailableAtStart: Bool = false, operationTimeout: Duration = .seconds(10),
+        healthTimeout: Duration = .seconds(2)
+    ) {
+        self.readOnly = readOnly
+        self.create = create
+        self.allowUnavailableAtStart = allowUnavailableAtStart
+        self.operationTimeout = operationTimeout
+        self.healthTimeout = healthTimeout
+    }
+
+    /// For commands that only read: ``readOnly``.
+    public static let reading = NotificationStoreOptions(readOnly: true, create: false)
+}
+
 /// Opens the store a location names: `postgres://USER@HOST:PORT/DB` (or `postgresql://…`) for
 /// PostgreSQL, anything else as the path of a SQLite database file.
 public enum NotificationStores {
@@ -136,13 +189,23 @@ public enum NotificationStores {
         location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
     }
 
+    /// `location` with every password masked (see ``NotificationStoreError``): what a message or a
+    /// log line may say about it.
+    public static func displayed(_ location: String) -> String { Redaction.redacted(location) }
+
     /// Opens (and, when `create` is true, creates the schema of) the store at `location`.
     /// - Throws: ``NotificationStoreError`` when it cannot be opened.
     public static func open(_ location: String, create: Bool = true) throws(NotificationStoreError) -> any NotificationStore {
+        try open(location, options: NotificationStoreOptions(create: create))
+    }
+
+    /// Opens the store at `location` as `options` say.
+    /// - Throws: ``NotificationStoreError`` when it cannot be opened.
+    public static func open(_ location: String, options: NotificationStoreOptions) throws(NotificationStoreError) -> any NotificationStore {
         guard !location.isEmpty else { throw NotificationStoreError(.location, "no store location given") }
         if isPostgres(location) {
-            return try PostgresNotificationStore(url: location, createSchema: create)
+            return try PostgresNotificationStore(url: location, options: options)
         }
-        return try SQLiteNotificationStore(path: location, create: create)
+        return try SQLiteNotificationStore(path: location, options: options)
     }
 }

@@ -14,14 +14,34 @@ import Foundation
 /// - **Schema**: created on open with `CREATE … IF NOT EXISTS` inside a transaction holding a
 ///   transaction-level advisory lock, so any number of instances starting at once on an empty
 ///   database all come up (they take turns; the first creates, the others find it).
+/// - **Durability is pinned per session**, not left to the server's defaults: every connection
+///   starts with `synchronous_commit=on` (overriding a database or role default such as
+///   `ALTER DATABASE … SET synchronous_commit=off`) and checks, before its first use, that
+///   `synchronous_commit` is `on` and the server runs with `fsync=on`; a connection that finds
+///   otherwise is refused, so nothing is acknowledged on a promise the server would not keep.
+/// - **Deadlines**: every operation has one (``NotificationStoreOptions/operationTimeout``,
+///   ``NotificationStoreOptions/healthTimeout`` for ``health()``), covering the wait for a pooled
+///   connection, connecting, and each statement: the server's `statement_timeout`, and on this side
+///   a `poll` of the connection's socket, so a stalled server or network answers
+///   ``NotificationStoreError`` in time instead of hanging.
 /// - **Connections**: a pool of at most ``maximumConnections`` libpq connections, each lent to one
-///   caller at a time. A statement that fails because the connection broke is retried once on a
-///   new connection (safe: a retry of a committed insert finds the row and reports a duplicate).
+///   caller at a time. A connection that broke is closed with every connection opened before it
+///   (after a server restart they are all stale), and the statement is retried once on a new
+///   connection (safe: a retry of a committed insert finds the row and reports a duplicate).
+/// - **Values**: text parameters go as bytes with their lengths, never as C strings; text holding
+///   U+0000, which PostgreSQL's `text` cannot hold, is refused before anything is sent, as the
+///   SQLite store refuses it.
+/// - **Health** is a real write: an update of one row of `notification_store_health`, committed.
 public final class PostgresNotificationStore: NotificationStore, @unchecked Sendable {
     /// `host:port/database` (the URL without user, password or options).
     public let location: String
     /// The most connections open at once.
     public let maximumConnections: Int
+
+    /// How the store was opened.
+    public let options: NotificationStoreOptions
+    /// The most a new connection may take to connect.
+    public let connectTimeout: Duration
 
     private let pool: PostgresPool
     private let counters = NSLock()
@@ -61,6 +81,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         );
         CREATE INDEX IF NOT EXISTS notifications_by_original_transaction ON notifications (original_transaction_id);
         CREATE INDEX IF NOT EXISTS notifications_by_type ON notifications (notification_type);
+        CREATE TABLE IF NOT EXISTS notification_store_health (id INTEGER PRIMARY KEY, checked_at BIGINT NOT NULL);
         CREATE TABLE IF NOT EXISTS notification_store_schema (version INTEGER NOT NULL);
         INSERT INTO notification_store_schema (version)
             SELECT \(schemaVersion) WHERE NOT EXISTS (SELECT 1 FROM notification_store_schema);
@@ -71,41 +92,86 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         + (1...NotificationColumns.names.count).map { "$\($0)" }.joined(separator: ", ")
         + ") ON CONFLICT (notification_uuid) DO NOTHING RETURNING id"
 
+    static let healthWrite =
+        "INSERT INTO notification_store_health (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = EXCLUDED.checked_at"
+
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or any libpq connection URI) and, when
     /// `createSchema` is true, creates the schema if it is missing.
     /// - Parameters:
-    ///   - connectTimeout: seconds libpq waits for a connection.
-    ///   - statementTimeout: milliseconds PostgreSQL lets one statement run.
+    ///   - connectTimeout: seconds a new connection may take.
+    ///   - statementTimeout: milliseconds one operation may take (the deadline of
+    ///     ``NotificationStoreOptions/operationTimeout``).
     /// - Throws: ``NotificationStoreError`` when the database cannot be reached or holds another
     ///   schema version.
-    public init(
+    public convenience init(
         url: String, createSchema: Bool = true, maximumConnections: Int = 16, connectTimeout: Int = 5, statementTimeout: Int = 15_000
     ) throws(NotificationStoreError) {
+        try self.init(
+            url: url, options: NotificationStoreOptions(create: createSchema, operationTimeout: .milliseconds(max(1, statementTimeout))),
+            maximumConnections: maximumConnections, connectTimeout: .seconds(max(1, connectTimeout)))
+    }
+
+    /// Connects to `url` as `options` say: read-only sessions for
+    /// ``NotificationStoreOptions/readOnly``, the schema created when missing for
+    /// ``NotificationStoreOptions/create``.
+    /// - Throws: ``NotificationStoreError`` when the database cannot be reached, does not keep
+    ///   commits durable, or holds another schema version.
+    public init(url: String, options: NotificationStoreOptions, maximumConnections: Int = 16, connectTimeout: Duration = .seconds(5))
+        throws(NotificationStoreError)
+    {
         location = Self.redacted(url)
+        self.options = options
         self.maximumConnections = maximumConnections
+        self.connectTimeout = connectTimeout
+        let milliseconds = max(1, Int(options.operationTimeout.seconds * 1000))
+        var settings = "-c statement_timeout=\(milliseconds) -c synchronous_commit=on -c client_min_messages=warning"
+        if options.readOnly { settings += " -c default_transaction_read_only=on" }
         pool = PostgresPool(
-            parameters: [
-                ("dbname", url), ("connect_timeout", String(max(1, connectTimeout))), ("application_name", "rmstore-notifications"),
-                ("options", "-c statement_timeout=\(max(0, statementTimeout)) -c client_min_messages=warning"),
-            ],
-            maximumConnections: maximumConnections)
-        if createSchema {
-            try pool.withConnection { (connection) throws(NotificationStoreError) in
+            parameters: [("dbname", url), ("application_name", "rmstore-notifications"), ("options", settings)],
+            maximumConnections: maximumConnections,
+            setUp: { (connection, deadline) throws(NotificationStoreError) in
+                let row = try connection.execute(
+                    "SELECT current_setting('synchronous_commit'), current_setting('fsync')", deadline: deadline
+                ).rows.first
+                let synchronous = row?.first ?? nil
+                let fsync = row.flatMap { $0.count > 1 ? $0[1] : nil }
+                guard synchronous == "on" else {
+                    throw NotificationStoreError(.unavailable, "the session's synchronous_commit is \(synchronous ?? "unknown"), not on")
+                }
+                guard fsync == "on" else {
+                    throw NotificationStoreError(
+                        .unavailable, "the server runs with fsync=\(fsync ?? "unknown"): commits would not be durable")
+                }
+            })
+        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        let connect = ContinuousClock.now.advanced(by: connectTimeout)
+        let existing = try pool.withConnection(deadline: deadline, connect: connect) {
+            (connection) throws(NotificationStoreError) -> String? in
+            let exists = try connection.execute(
+                "SELECT to_regclass('notification_store_schema') IS NOT NULL AND to_regclass('notification_store_health') IS NOT NULL",
+                deadline: deadline
+            ).scalar
+            guard exists == "t" else { return nil }
+            return try connection.execute("SELECT max(version) FROM notification_store_schema", deadline: deadline).scalar
+        }
+        if existing == nil, options.create, !options.readOnly {
+            try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
                 do throws(NotificationStoreError) {
-                    try connection.execute("BEGIN")
-                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))")
-                    try connection.execute(Self.createSchema)
-                    try connection.execute("COMMIT")
+                    try connection.execute("BEGIN", deadline: deadline)
+                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
+                    try connection.execute(Self.createSchema, deadline: deadline)
+                    try connection.execute("COMMIT", deadline: deadline)
                 } catch {
-                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK") }
+                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
                     throw error
                 }
             }
         }
-        let version = try pool.withConnection { (connection) throws(NotificationStoreError) -> String? in
-            let exists = try connection.execute("SELECT to_regclass('notification_store_schema') IS NOT NULL").scalar
+        let version = try pool.withConnection(deadline: deadline, connect: connect) {
+            (connection) throws(NotificationStoreError) -> String? in
+            let exists = try connection.execute("SELECT to_regclass('notification_store_schema') IS NOT NULL", deadline: deadline).scalar
             guard exists == "t" else { return nil }
-            return try connection.execute("SELECT max(version) FROM notification_store_schema").scalar
+            return try connection.execute("SELECT max(version) FROM notification_store_schema", deadline: deadline).scalar
         }
         guard let version else { throw NotificationStoreError(.schema, "\(location) holds no notification store") }
         guard version == String(Self.schemaVersion) else {
@@ -122,32 +188,42 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         return String(rest)
     }
 
-    /// Runs `body` on a pooled connection, once more on a new connection when the first broke.
-    private func withRetry<T>(_ body: (PostgresConnection) throws(NotificationStoreError) -> T) throws(NotificationStoreError) -> T {
+    /// Runs `body` on a pooled connection by `deadline`, once more on a new connection when the
+    /// first broke (not when it passed the deadline).
+    private func withRetry<T>(
+        deadline: ContinuousClock.Instant, _ body: (PostgresConnection) throws(NotificationStoreError) -> T
+    ) throws(NotificationStoreError) -> T {
         var brokeOnce = false
+        let connect = min(deadline, ContinuousClock.now.advanced(by: connectTimeout))
         while true {
             var broke = false
             do throws(NotificationStoreError) {
-                return try pool.withConnection { (connection) throws(NotificationStoreError) -> T in
+                return try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) -> T in
                     do throws(NotificationStoreError) {
                         return try body(connection)
                     } catch {
-                        broke = connection.isBroken
+                        broke = connection.isBroken && !connection.timedOut
                         throw error
                     }
                 }
             } catch {
-                guard broke, !brokeOnce else { throw error }
+                guard broke, !brokeOnce, ContinuousClock.now < deadline else { throw error }
                 brokeOnce = true
             }
         }
     }
 
     /// Inserts `notification` unless its `notificationUUID` is stored; returns after PostgreSQL
-    /// committed.
+    /// committed (durably: the session pins `synchronous_commit=on`).
     public func store(_ notification: StoredNotification) throws(NotificationStoreError) -> NotificationStoreOutcome {
-        let parameters = NotificationColumns.values(notification).map(Self.text)
-        let rows = try withRetry { (connection) throws(NotificationStoreError) in try connection.execute(Self.insert, parameters) }
+        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(location) was opened read-only") }
+        let values = NotificationColumns.values(notification)
+        try NotificationColumns.check(values)
+        let parameters = values.map(Self.parameter)
+        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        let rows = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+            try connection.execute(Self.insert, parameters, deadline: deadline)
+        }
         let outcome: NotificationStoreOutcome = rows.rows.isEmpty ? .duplicate : .stored
         counters.lock()
         commitCount += 1
@@ -156,20 +232,22 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         return outcome
     }
 
-    private static func text(_ value: NotificationColumns.Value) -> String? {
+    private static func parameter(_ value: NotificationColumns.Value) -> PostgresParameter {
         switch value {
-        case .text(let text): text
-        case .integer(let integer): integer.map(String.init)
-        case .boolean(let boolean): boolean.map { $0 ? "true" : "false" }
+        case .text(let text): .text(text)
+        case .integer(let integer): .literal(integer.map(String.init))
+        case .boolean(let boolean): .literal(boolean.map { $0 ? "true" : "false" })
         }
     }
 
-    /// The rows matching `query`, in signed-date order.
+    /// The rows matching `query`, in signed-date order, then by `notificationUUID` (byte order).
     public func notifications(_ query: NotificationQuery) throws(NotificationStoreError) -> [StoredNotification] {
-        let (filter, parameters) = NotificationColumns.filter(query) { "$\($0)" }
+        let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid COLLATE \"C\"") { "$\($0)" }
+        try NotificationColumns.check(parameters, isRow: false)
         let sql = "SELECT \(NotificationColumns.list) FROM notifications" + filter
-        let result = try withRetry { (connection) throws(NotificationStoreError) in
-            try connection.execute(sql, parameters.map(Self.text))
+        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+            try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
         }
         var rows: [StoredNotification] = []
         rows.reserveCapacity(result.rows.count)
@@ -184,11 +262,21 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         return rows
     }
 
-    /// `postgresql`, `host:port/database`, whether `SELECT 1` succeeds, and this process's counters.
+    /// `postgresql`, `host:port/database`, whether a write round trip just committed within
+    /// ``NotificationStoreOptions/healthTimeout`` (read-only stores: whether `SELECT 1` answers),
+    /// and this process's counters.
     public func health() -> NotificationStoreHealth {
         var problem: String?
+        let deadline = ContinuousClock.now.advanced(by: min(options.healthTimeout, options.operationTimeout))
         do throws(NotificationStoreError) {
-            _ = try withRetry { (connection) throws(NotificationStoreError) in try connection.execute("SELECT 1") }
+            _ = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+                if options.readOnly {
+                    try connection.execute("SELECT 1", deadline: deadline)
+                } else {
+                    try connection.execute(
+                        Self.healthWrite, [.literal(String(StoredNotification.milliseconds(Date())))], deadline: deadline)
+                }
+            }
         } catch {
             problem = error.reason
         }
@@ -199,12 +287,16 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
             storedNotifications: storedCount)
     }
 
+    /// Closes the pooled connections; later calls fail.
+    public func close() { pool.close() }
+
     /// The server's count of WAL syncs to disk (`pg_stat_wal.wal_sync`, PostgreSQL 14 and later),
     /// cumulative since its statistics were last reset: the fsyncs its commits cost.
     /// - Throws: ``NotificationStoreError`` when the query fails.
     public func walSyncCount() throws(NotificationStoreError) -> Int64 {
-        let value = try withRetry { (connection) throws(NotificationStoreError) in
-            try connection.execute("SELECT wal_sync FROM pg_stat_wal").scalar
+        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        let value = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+            try connection.execute("SELECT wal_sync FROM pg_stat_wal", deadline: deadline).scalar
         }
         guard let value, let count = Int64(value) else { throw NotificationStoreError(.failed, "pg_stat_wal has no wal_sync") }
         return count

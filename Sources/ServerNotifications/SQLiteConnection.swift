@@ -5,12 +5,34 @@ import CSQLite
 final class SQLiteConnection {
     private let handle: OpaquePointer
     let path: String
+    private var isClosed = false
 
-    /// Opens `path` read-write (creating the file when `create` is true).
-    init(path: String, create: Bool) throws(NotificationStoreError) {
+    /// How a connection opens its file.
+    enum Mode {
+        /// Read-write (creating the file when `create` is true).
+        case readWrite(create: Bool)
+        /// Read-only (`SQLITE_OPEN_READONLY`): nothing is created and nothing written.
+        case readOnly
+        /// Read-only of a file nobody writes while it is open (`immutable=1`): for a store the
+        /// user may only read whose write-ahead log is absent (SQLite could not create its
+        /// shared-memory file).
+        case immutable
+    }
+
+    /// Opens `path` in `mode`.
+    init(path: String, mode: Mode) throws(NotificationStoreError) {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
-        let status = sqlite3_open_v2(path, &db, flags, nil)
+        let status: Int32
+        switch mode {
+        case .readWrite(let create):
+            status = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX, nil)
+        case .readOnly:
+            status = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        case .immutable:
+            status = sqlite3_open_v2(
+                "file:" + Self.uriPath(path) + "?mode=ro&immutable=1", &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                nil)
+        }
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
             if let db { sqlite3_close_v2(db) }
@@ -21,10 +43,34 @@ final class SQLiteConnection {
         sqlite3_extended_result_codes(db, 1)
     }
 
-    deinit {
+    /// `path` as the path of a `file:` URI (`%`, `?` and `#` percent-encoded).
+    private static func uriPath(_ path: String) -> String {
+        var result = ""
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "%": result += "%25"
+            case "?": result += "%3F"
+            case "#": result += "%23"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    deinit { close() }
+
+    /// Finalises every statement and closes the connection (the last connection of a WAL database
+    /// checkpoints it and removes the log). Safe to call twice.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
         for statement in cache.values { sqlite3_finalize(statement) }
+        cache = [:]
         sqlite3_close_v2(handle)
     }
+
+    /// Whether SQLite opened the file read-only (asked to, or because it may not be written).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
 

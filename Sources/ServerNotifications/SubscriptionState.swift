@@ -1,18 +1,27 @@
 public import Foundation
 
 /// What the notifications of one subscription (one original transaction id) say about it at a
-/// date: the latest known transaction and renewal info, each chosen by its signed date (not by
-/// arrival: Apple may deliver out of order, and retries arrive late), then read at the date.
+/// date, derived from what each payload means, never from when it was signed alone or when it
+/// arrived: Apple re-signs an old transaction when it sends `REFUND_DECLINED` or
+/// `CONSUMPTION_REQUEST`, may deliver out of order, and retries arrive late.
 ///
 /// Only notifications signed at or before the date count, so a date in the past gives the state
 /// as the App Store had described it by then.
 ///
-/// - The latest transaction is the one with the latest transaction `signedDate` (a notification's
-///   own signed date when its transaction has none); it gives ``expiresDate``, ``productId`` and
+/// - The current transaction is the last of the renewal chain: the transaction with the latest
+///   `purchaseDate`, then the latest `expiresDate`, then the larger `transactionId` (a
+///   transaction without a purchase date is placed by its signed date). Of the notifications that
+///   carry that transaction, the one with its latest transaction `signedDate` says what it is now
+///   (a refund re-signs it with a `revocationDate`); it gives ``expiresDate``, ``productId`` and
 ///   the revocation.
-/// - The latest renewal info, likewise by its `signedDate`, gives ``autoRenewStatus``, billing
-///   retry and the grace period.
-/// - ``isActive``: not revoked, and the latest transaction has not expired at the date (a
+/// - The latest renewal info, by its `signedDate` (renewal info always describes the subscription
+///   as it is when signed), gives ``autoRenewStatus``, billing retry and the grace period.
+/// - Ties are broken by the notification's own signed date (the later notification knows more),
+///   then by the notification type (a type that only re-sends what was known, such as
+///   `CONSUMPTION_REQUEST`, `REFUND_DECLINED`, `PRICE_INCREASE` or `TEST`, yields to any other),
+///   then by the larger `notificationUUID` in byte order: the same answer whatever the arrival
+///   order, in every store.
+/// - ``isActive``: not revoked, and the current transaction has not expired at the date (a
 ///   purchase without `expiresDate` does not expire), or the subscription is in its billing grace
 ///   period.
 public struct SubscriptionState: Sendable, Hashable {
@@ -62,24 +71,17 @@ public struct SubscriptionState: Sendable, Hashable {
     public init?(originalTransactionId: String, notifications: [StoredNotification], atMilliseconds date: Int64) {
         let rows = notifications.filter { $0.originalTransactionId == originalTransactionId && $0.effectiveSignedDate <= date }
         guard !rows.isEmpty else { return nil }
-        /// Later signed first, then later received, then the UUID for a stable answer.
-        func isLater(_ a: (Int64, StoredNotification), than b: (Int64, StoredNotification)) -> Bool {
-            if a.0 != b.0 { return a.0 > b.0 }
-            if a.1.effectiveSignedDate != b.1.effectiveSignedDate { return a.1.effectiveSignedDate > b.1.effectiveSignedDate }
-            if a.1.receivedDate != b.1.receivedDate { return a.1.receivedDate > b.1.receivedDate }
-            return a.1.notificationUUID > b.1.notificationUUID
+        let transactionRows = rows.filter { $0.transactionId != nil }
+        let chainEnd = Self.latest(transactionRows) { a, b in Self.chainPosition(a, b) }
+        let transaction = Self.latest(transactionRows.filter { $0.transactionId == chainEnd?.transactionId }) { a, b in
+            Self.compare(a.transactionSignedDate ?? a.effectiveSignedDate, b.transactionSignedDate ?? b.effectiveSignedDate)
         }
-        func latest(_ candidates: [(Int64, StoredNotification)]) -> StoredNotification? {
-            var best: (Int64, StoredNotification)?
-            for candidate in candidates where best.map({ isLater(candidate, than: $0) }) ?? true { best = candidate }
-            return best?.1
-        }
-        let transaction = latest(
-            rows.filter { $0.transactionId != nil }.map { ($0.transactionSignedDate ?? $0.effectiveSignedDate, $0) })
-        let renewal = latest(
+        let renewal = Self.latest(
             rows.filter { $0.autoRenewStatus != nil || $0.renewalSignedDate != nil || $0.isInBillingRetryPeriod != nil }
-                .map { ($0.renewalSignedDate ?? $0.effectiveSignedDate, $0) })
-        let newest = latest(rows.map { ($0.effectiveSignedDate, $0) })
+        ) {
+            a, b in Self.compare(a.renewalSignedDate ?? a.effectiveSignedDate, b.renewalSignedDate ?? b.effectiveSignedDate)
+        }
+        let newest = Self.latest(rows) { a, b in Self.compare(a.effectiveSignedDate, b.effectiveSignedDate) }
 
         self.originalTransactionId = originalTransactionId
         self.date = date
@@ -98,5 +100,60 @@ public struct SubscriptionState: Sendable, Hashable {
         latestNotificationType = newest?.notificationType
         latestSubtype = newest?.subtype
         notificationCount = rows.count
+    }
+}
+
+extension SubscriptionState {
+    /// Types whose payload only re-sends what was already known (an old transaction re-signed):
+    /// they yield to any other type on a tie.
+    static let informationalTypes: Set<String> = ["CONSUMPTION_REQUEST", "REFUND_DECLINED", "PRICE_INCREASE", "TEST"]
+
+    /// -1, 0 or 1.
+    static func compare<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a > b ? 1 : 0) }
+
+    /// Where two transactions stand in their renewal chain (positive: `a` is later).
+    static func chainPosition(_ a: StoredNotification, _ b: StoredNotification) -> Int {
+        let purchase = compare(
+            a.purchaseDate ?? a.transactionSignedDate ?? a.effectiveSignedDate,
+            b.purchaseDate ?? b.transactionSignedDate ?? b.effectiveSignedDate)
+        if purchase != 0 { return purchase }
+        let expires = compare(a.expiresDate ?? Int64.min, b.expiresDate ?? Int64.min)
+        if expires != 0 { return expires }
+        return compareIdentifiers(a.transactionId ?? "", b.transactionId ?? "")
+    }
+
+    /// Transaction ids compared as numbers when both are digits, otherwise by their bytes.
+    static func compareIdentifiers(_ a: String, _ b: String) -> Int {
+        let digits = { (text: String) in !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        if digits(a), digits(b) {
+            let x = a.drop { $0 == "0" }
+            let y = b.drop { $0 == "0" }
+            if x.utf8.count != y.utf8.count { return compare(x.utf8.count, y.utf8.count) }
+        }
+        return compareBytes(a, b)
+    }
+
+    /// Byte order of two strings (-1, 0, 1).
+    static func compareBytes(_ a: String, _ b: String) -> Int {
+        if a.utf8.lexicographicallyPrecedes(b.utf8) { return -1 }
+        return b.utf8.lexicographicallyPrecedes(a.utf8) ? 1 : 0
+    }
+
+    /// The last row by `order` (positive: the first is later), ties broken by the notification's
+    /// signed date, then by type, then by the
+    /// larger `notificationUUID` in byte order.
+    static func latest(_ rows: [StoredNotification], by order: (StoredNotification, StoredNotification) -> Int) -> StoredNotification? {
+        func isLater(_ a: StoredNotification, than b: StoredNotification) -> Bool {
+            let primary = order(a, b)
+            if primary != 0 { return primary > 0 }
+            if a.effectiveSignedDate != b.effectiveSignedDate { return a.effectiveSignedDate > b.effectiveSignedDate }
+            let rankA = informationalTypes.contains(a.notificationType ?? "") ? 0 : 1
+            let rankB = informationalTypes.contains(b.notificationType ?? "") ? 0 : 1
+            if rankA != rankB { return rankA > rankB }
+            return compareBytes(a.notificationUUID, b.notificationUUID) > 0
+        }
+        var best: StoredNotification?
+        for row in rows where best.map({ isLater(row, than: $0) }) ?? true { best = row }
+        return best
     }
 }

@@ -275,7 +275,7 @@ enum APICommand {
         }
         if let text = args.value("--base-url") {
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw UsageError("--base-url must be an http or https URL, found \(text)")
+                throw UsageError("--base-url must be an http or https URL, found \(Redaction.redacted(text))")
             }
             environment = environment.at(url)
         }
@@ -385,7 +385,7 @@ enum APICommand {
         done.wait()
         switch box.withLock({ $0 }) {
         case .success(let value)?: return value
-        case .failure(let error)?: throw ToolFailure("\(error)")
+        case .failure(let error)?: throw ToolFailure(Redaction.redacted("\(error)"))
         case nil: throw ToolFailure("the call ended without a result")
         }
     }

@@ -17,7 +17,10 @@ enum NotificationsCommand {
                                                 [--at <date>] [--json]
 
             The store is what `serve --notifications-db` writes: a SQLite file, or
-            postgres://USER@HOST:PORT/DB.
+            postgres://USER@HOST:PORT/DB. Both actions only read: a SQLite file is opened
+            read-only (its bytes never change; another program's database or an empty file is
+            refused as it is), PostgreSQL sessions are read-only. Passwords in the location are
+            never printed.
 
             list      The notifications, ordered by signed date (not arrival). With --json, one
                       JSON object per line with the keys notificationUUID, notificationType,
@@ -67,9 +70,9 @@ enum NotificationsCommand {
 
     static func open(_ location: String) throws(ToolFailure) -> any NotificationStore {
         do throws(NotificationStoreError) {
-            return try NotificationStores.open(location, create: false)
+            return try NotificationStores.open(location, options: .reading)
         } catch {
-            throw ToolFailure("cannot open the notification store \(location): \(error.reason)")
+            throw ToolFailure("cannot open the notification store \(NotificationStores.displayed(location)): \(error.reason)")
         }
     }
 
@@ -94,7 +97,7 @@ enum NotificationsCommand {
         do throws(NotificationStoreError) {
             rows = try store.notifications(query)
         } catch {
-            throw ToolFailure("cannot read \(location): \(error.reason)")
+            throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
         }
         let withPayload = args.flag("--payload")
         for row in rows {
@@ -145,7 +148,7 @@ enum NotificationsCommand {
         do throws(NotificationStoreError) {
             state = try store.subscriptionState(originalTransactionId: original, at: at)
         } catch {
-            throw ToolFailure("cannot read \(location): \(error.reason)")
+            throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
         }
         guard let state else {
             throw ToolFailure("no notification of original transaction \(original) signed by \(text(StoredNotification.milliseconds(at)))")

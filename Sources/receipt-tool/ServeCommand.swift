@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Internals
 import JWS
 import ReceiptCrypto
 import ReceiptServer
@@ -75,11 +76,17 @@ enum ServeCommand {
                                       or xcode. Notifications chain to the --anchor certificates,
                                       at their signedDate by default (--at).
               --notifications-path <path>
-                                      The route (default /notifications).
+                                      The route (default /notifications): an absolute path
+                                      without query or fragment.
               A notification is answered 200 only after it is committed (accepted, or a duplicate
               notificationUUID: stored once), 400 with {"status":"rejected","check":…} when it does
               not verify or is not a notification body, 503 when the store cannot commit (Apple
-              retries). GET /health reports the store (503 while it is unavailable).
+              retries). GET /health commits a write to the store (deadline 2 s) and answers 503
+              whenever a notification would get 503. A store that cannot be written (read-only
+              file or directory, full disk, its file deleted or replaced) is reopened at the next
+              request, so fixing the cause needs no restart. Database calls end within 0.8 x
+              --request-timeout. SIGTERM checkpoints and closes the store: the SQLite file alone
+              then holds every acknowledged notification.
 
             Routes: POST /verifyReceipt, POST /notifications (with --notifications-db), GET /health.
             Verification is stateless: run as many instances as needed behind any load balancer;
@@ -157,7 +164,8 @@ enum ServeCommand {
             appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
             transactionReceiptVerifier: transactionVerifier)
         let notifications = try notificationsEndpoint(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time)
+            args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
+            requestTimeout: configuration.requestTimeout)
         let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications)
         let server = HTTPServer(configuration: configuration, handler: LoggingEndpoint(routes: routes, quiet: quiet))
         do {
@@ -174,6 +182,9 @@ enum ServeCommand {
         printOut(
             "receipt-tool serve: listening on http://\(configuration.host):\(server.port) (\(environment.rawValue.lowercased()))\(store)")
         server.waitUntilStopped()
+        // Every request has been answered: checkpoint and close, so that the store's own file
+        // holds every acknowledged notification.
+        notifications?.receiver.store.close()
         withExtendedLifetime(signals) {}
         return ExitStatus.success
     }
@@ -182,7 +193,8 @@ enum ServeCommand {
 extension ServeCommand {
     /// The notifications endpoint `--notifications-db` asks for (nil without it).
     static func notificationsEndpoint(
-        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime
+        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime,
+        requestTimeout: Duration
     ) throws -> NotificationsEndpoint? {
         let options = ["--bundle-id", "--app-apple-id", "--policy", "--notifications-path"]
         guard let location = args.value("--notifications-db") else {
@@ -210,14 +222,27 @@ extension ServeCommand {
         case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
         }
         let path = args.value("--notifications-path") ?? "/notifications"
-        guard path.hasPrefix("/"), path != "/health", path != "/verifyReceipt" else {
-            throw UsageError("--notifications-path must start with / and differ from /health and /verifyReceipt, found \(path)")
+        guard isRoutePath(path), path != "/health", path != "/verifyReceipt" else {
+            throw UsageError(
+                "--notifications-path must be an absolute path without query or fragment, other than /health and /verifyReceipt, found \(Redaction.redacted(path))"
+            )
         }
+        // The store's deadline stays inside the request timeout, so that a stalled database is
+        // answered 503 before the client gives up; /health has a shorter one.
+        let operation = requestTimeout * 0.8
+        let storeOptions = NotificationStoreOptions(
+            allowUnavailableAtStart: true, operationTimeout: operation, healthTimeout: min(.seconds(2), operation))
         let store: any NotificationStore
         do throws(NotificationStoreError) {
-            store = try NotificationStores.open(location)
+            store = try NotificationStores.open(location, options: storeOptions)
         } catch {
-            throw ToolFailure("cannot open the notification store \(location): \(error.reason)")
+            throw ToolFailure("cannot open the notification store \(NotificationStores.displayed(location)): \(error.reason)")
+        }
+        let health = store.health()
+        if !health.isAvailable {
+            printError(
+                "serve: the notification store \(health.location) is unavailable (\(health.problem ?? "unknown")); notifications get 503 until it is writable, retried at each request"
+            )
         }
         let receiver = NotificationReceiver(
             verifier: NotificationVerifier(anchors: anchors, policy: policy),
@@ -226,6 +251,13 @@ extension ServeCommand {
             validationTime: time, store: store)
         return NotificationsEndpoint(path: path, receiver: receiver)
     }
+}
+
+/// Whether `path` is an absolute path a request line can name exactly: it starts with `/`, and
+/// holds no query (`?`), fragment (`#`), white space or control character.
+func isRoutePath(_ path: String) -> Bool {
+    path.hasPrefix("/")
+        && !path.unicodeScalars.contains { $0 == "?" || $0 == "#" || $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }
 }
 
 /// The routes, with one line per verifyReceipt or notification request on standard error.

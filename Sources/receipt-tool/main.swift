@@ -1,4 +1,5 @@
 import Foundation
+import Internals
 
 // receipt-tool: look inside, verify, build and serve App Store receipts.
 // Each subcommand lives in its own file and is registered here.
@@ -54,13 +55,13 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
     do {
         return try subcommand.run(rest)
     } catch let error as UsageError {
-        printError("Error: \(error.message)\n\n\(subcommand.help)")
+        printError("Error: \(Redaction.redacted(error.message))\n\n\(subcommand.help)")
         return ExitStatus.usage
     } catch let error as ToolFailure {
-        printError("Error: \(error.message)")
+        printError("Error: \(Redaction.redacted(error.message))")
         return ExitStatus.failure
     } catch {
-        printError("Error: \(error)")
+        printError("Error: \(Redaction.redacted("\(error)"))")
         return ExitStatus.failure
     }
 }

@@ -106,6 +106,77 @@ package final class PostgresCluster: @unchecked Sendable {
         return url(database: name)
     }
 
+    /// Runs `sql` with `psql` on `database` and returns its unaligned, tuples-only output.
+    @discardableResult
+    package func sql(_ sql: String, database: String = "postgres") throws -> String {
+        guard let bin = Self.binDirectory else { throw PostgresClusterError("no binaries") }
+        return try Self.run(
+            bin.appendingPathComponent("psql").path,
+            [
+                "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", database, "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
+                "-c", sql,
+            ],
+            in: directory, asServerUser: false
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Stops the server like a crash (`-m immediate`: no checkpoint, what was not flushed is
+    /// lost), keeping its data for ``startAgain()``.
+    package func crash() throws {
+        guard let bin = Self.binDirectory else { throw PostgresClusterError("no binaries") }
+        try Self.run(
+            bin.appendingPathComponent("pg_ctl").path,
+            ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"],
+            in: directory)
+    }
+
+    /// Starts the server again on its data and port, after ``crash()`` (recovery replays its WAL).
+    package func startAgain() throws {
+        guard let bin = Self.binDirectory else { throw PostgresClusterError("no binaries") }
+        try Self.run(
+            bin.appendingPathComponent("pg_ctl").path,
+            [
+                "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t",
+                "60", "-o", "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200", "start",
+            ], in: directory)
+    }
+
+    /// Restarts the server (`pg_ctl restart -m fast`), waiting until it accepts connections again.
+    package func restart() throws {
+        guard let bin = Self.binDirectory else { throw PostgresClusterError("no binaries") }
+        try Self.run(
+            bin.appendingPathComponent("pg_ctl").path,
+            [
+                "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("server.log").path, "-m",
+                "fast", "-w", "-t", "60", "restart",
+            ],
+            in: directory)
+    }
+
+    /// Sends `signal` to the server (the postmaster) and every process it started: SIGSTOP
+    /// stalls the whole database, SIGCONT resumes it.
+    package func signalEveryProcess(_ signal: Int32) throws {
+        let pidFile = directory.appendingPathComponent("data").appendingPathComponent("postmaster.pid")
+        let text = try String(contentsOf: pidFile, encoding: .utf8)
+        guard let first = text.split(separator: "\n").first, let postmaster = Int32(first) else {
+            throw PostgresClusterError("no postmaster pid in \(pidFile.path)")
+        }
+        var targets = [postmaster]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.range(of: ")", options: .backwards)
+            else { continue }
+            let fields = stat[close.upperBound...].split(separator: " ")
+            if fields.count > 1, Int32(fields[1]) == postmaster { targets.append(pid) }
+        }
+        if signal == SIGSTOP {
+            // The children first, so that the postmaster cannot start new ones meanwhile.
+            for pid in targets.reversed() { kill(pid, signal) }
+        } else {
+            for pid in targets { kill(pid, signal) }
+        }
+    }
+
     /// Stops the server at once (`-m immediate`) and removes the directory. Safe to call twice.
     package func stop() {
         stopped.lock()
