@@ -18,7 +18,9 @@ public import Foundation
 ///   as it is when signed), gives ``autoRenewStatus``, billing retry and the grace period.
 /// - Ties are broken by the notification's own signed date (the later notification knows more),
 ///   then by the notification type (a type that only re-sends what was known, such as
-///   `CONSUMPTION_REQUEST`, `REFUND_DECLINED`, `PRICE_INCREASE` or `TEST`, yields to any other),
+///   `CONSUMPTION_REQUEST`, `REFUND_DECLINED`, `PRICE_INCREASE` or `TEST`, yields to any other;
+///   `REFUND` and `REVOKE` follow the notification that delivered the transaction they revoke,
+///   and `REFUND_REVERSED` follows them),
 ///   then by the larger `notificationUUID` in byte order: the same answer whatever the arrival
 ///   order, in every store.
 /// - ``isActive``: not revoked, and the current transaction has not expired at the date (a
@@ -108,6 +110,20 @@ extension SubscriptionState {
     /// they yield to any other type on a tie.
     static let informationalTypes: Set<String> = ["CONSUMPTION_REQUEST", "REFUND_DECLINED", "PRICE_INCREASE", "TEST"]
 
+    /// Types that report an event about a transaction already delivered (its refund or revocation),
+    /// so they follow the notification that delivered it when both are signed at the same instant.
+    static let revokingTypes: Set<String> = ["REFUND", "REVOKE"]
+
+    /// The order of notification types signed at the same instant: informational types first (they
+    /// only re-send what was known), then those that deliver or renew a transaction, then refunds
+    /// and revocations of it, then `REFUND_REVERSED`, which can only undo a refund that came before.
+    static func tieRank(_ type: String?) -> Int {
+        guard let type else { return 1 }
+        if informationalTypes.contains(type) { return 0 }
+        if revokingTypes.contains(type) { return 2 }
+        return type == "REFUND_REVERSED" ? 3 : 1
+    }
+
     /// -1, 0 or 1.
     static func compare<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a > b ? 1 : 0) }
 
@@ -140,15 +156,15 @@ extension SubscriptionState {
     }
 
     /// The last row by `order` (positive: the first is later), ties broken by the notification's
-    /// signed date, then by type, then by the
-    /// larger `notificationUUID` in byte order.
+    /// signed date, then by type (``tieRank(_:)``), then by the larger `notificationUUID` in byte
+    /// order.
     static func latest(_ rows: [StoredNotification], by order: (StoredNotification, StoredNotification) -> Int) -> StoredNotification? {
         func isLater(_ a: StoredNotification, than b: StoredNotification) -> Bool {
             let primary = order(a, b)
             if primary != 0 { return primary > 0 }
             if a.effectiveSignedDate != b.effectiveSignedDate { return a.effectiveSignedDate > b.effectiveSignedDate }
-            let rankA = informationalTypes.contains(a.notificationType ?? "") ? 0 : 1
-            let rankB = informationalTypes.contains(b.notificationType ?? "") ? 0 : 1
+            let rankA = tieRank(a.notificationType)
+            let rankB = tieRank(b.notificationType)
             if rankA != rankB { return rankA > rankB }
             return compareBytes(a.notificationUUID, b.notificationUUID) > 0
         }

@@ -56,6 +56,30 @@ import Testing
         #expect(!refunded.isActive && refunded.isRevoked)
     }
 
+    /// A renewal and its refund signed at the same instant (the refund follows at once): revoked,
+    /// whatever the arrival order and whichever `notificationUUID` is larger.
+    @Test func refundSignedWithItsRenewalRevokesIt() throws {
+        for (renewalUUID, refundUUID) in [("a-renewal", "b-refund"), ("b-renewal", "a-refund")] {
+            let renewal = StoredNotification(
+                notificationUUID: renewalUUID, notificationType: "DID_RENEW", signedDate: 30 * Self.day, receivedDate: 1,
+                transactionId: "3000000000000002", originalTransactionId: Self.original, purchaseDate: 30 * Self.day,
+                expiresDate: 60 * Self.day, transactionSignedDate: 30 * Self.day, autoRenewStatus: 1, renewalSignedDate: 30 * Self.day,
+                signedPayload: "renewal")
+            var refund = renewal
+            refund.notificationUUID = refundUUID
+            refund.notificationType = "REFUND"
+            refund.revocationDate = 30 * Self.day
+            refund.autoRenewStatus = 0
+            refund.signedPayload = "refund"
+            for rows in [[renewal, refund], [refund, renewal]] {
+                let state = try #require(
+                    SubscriptionState(originalTransactionId: Self.original, notifications: rows, atMilliseconds: 40 * Self.day))
+                #expect(state.isRevoked && !state.isActive, "\(renewalUUID) \(rows.map(\.notificationType))")
+                #expect(state.autoRenewStatus == 0)
+            }
+        }
+    }
+
     /// Two notifications with equal signed dates that disagree: the same state and the same
     /// list order in both stores, whatever the arrival order.
     static func ties() -> [StoredNotification] {

@@ -105,6 +105,7 @@ import Testing
         #expect(!retrying.isActive && retrying.isInBillingRetryPeriod && !retrying.isInGracePeriod)
         #expect(retrying.latestNotificationType == "GRACE_PERIOD_EXPIRED")
         // The card works again: renewed at once.
+        app.moment()
         app.store.setBillingFailure(false, productIdentifier: IDs.monthly)
         app.store.processAllEvents()
         try check("recovered")
@@ -112,8 +113,10 @@ import Testing
         #expect(recovered.isActive && !recovered.isInBillingRetryPeriod && recovered.latestSubtype == "BILLING_RECOVERY")
 
         // Auto-renew off and on again.
+        app.moment()
         app.store.setAutoRenew(false, productIdentifier: IDs.yearly)
         try check("auto-renew off")
+        app.moment()
         #expect(try store.subscriptionState(originalTransactionId: yearly, at: app.clock.now)?.autoRenewStatus == 0)
         app.store.setAutoRenew(true, productIdentifier: IDs.yearly)
         try check("auto-renew on")

@@ -79,6 +79,15 @@ final class SimulatedApp {
         store.processAllEvents()
     }
 
+    /// Advances the simulated clock by one second: a step that follows another (a recovery after
+    /// a failure, auto-renew switched on after off) is then signed after it, as Apple's would be.
+    /// Notifications signed at the same instant are ordered by a rule of their own
+    /// (``SubscriptionState``), not by the order the simulation happened to send them.
+    func moment() {
+        store.advanceClock(by: 1)
+        store.processAllEvents()
+    }
+
     /// Waits for every notification attempt scheduled so far.
     func flush() { sender.waitUntilIdle() }
 }
