@@ -1,0 +1,2 @@
+// Values the article assumes.
+let bytes: [UInt8] = placeholder()

@@ -1,0 +1,3 @@
+// Values the article assumes.
+let bytes: [UInt8] = placeholder()
+let serverNow: Date = placeholder()
