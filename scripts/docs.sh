@@ -2,7 +2,7 @@
 # Builds the DocC documentation of the main libraries with the toolchain's own `docc` (no SwiftPM
 # plugin) and fails on any warning.
 #
-#   scripts/docs.sh [MODULE ...]      default: ASN1 Receipts JWS ReceiptVerification RMStore
+#   scripts/docs.sh [MODULE ...]      default: every library product of Package.swift
 #
 # 1. Symbol graphs: `swift build --target MODULE` with `-emit-symbol-graph`, in a scratch path of
 #    its own (.build/docs-build) so that the extra compiler flags never invalidate the normal build.
@@ -16,7 +16,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ $# -gt 0 ]]; then modules=("$@"); else modules=(ASN1 Receipts JWS ReceiptVerification RMStore); fi
+if [[ $# -gt 0 ]]; then
+    modules=("$@")
+else
+    # Every library product has a catalog: its name is its one target's name.
+    mapfile -t modules < <(grep -oE '\.library\(name: "[A-Za-z0-9]+"' Package.swift | sed -E 's/.*"([A-Za-z0-9]+)"/\1/')
+fi
 scratch=.build/docs-build
 graphs=$scratch/symbol-graphs
 output=.build/docs

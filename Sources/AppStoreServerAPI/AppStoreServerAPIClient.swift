@@ -69,7 +69,7 @@ public final class AppStoreServerAPIClient: Sendable {
         public var bundleID: String
         /// Where requests go and which environment payloads must name.
         public var environment: AppStoreServerEnvironment
-        /// The roots a JWS chain must end at (``TrustAnchors/appleRoots`` for Apple's API).
+        /// The roots a JWS chain must end at (`TrustAnchors.appleRoots` for Apple's API).
         public var anchors: TrustAnchors
         /// The chain policy of the JWS verifier.
         public var policy: VerificationPolicy

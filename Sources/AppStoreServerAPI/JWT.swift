@@ -15,7 +15,7 @@ public struct SignedJWT: Sendable {
     public let claims: JSONValue
 
     /// Splits `token` and reads its payload as a JSON object; verifies nothing.
-    /// - Throws: ``JWSError`` when the token is not a compact JWS, ``JSONError`` when its payload
+    /// - Throws: `JWSError` when the token is not a compact JWS, `JSONError` when its payload
     ///   is not a strict JSON object.
     public init(_ token: String, limits: JWSLimits = .default) throws {
         jws = try CompactJWS(token, limits: limits)
@@ -46,7 +46,7 @@ public struct SignedJWT: Sendable {
 
     /// Signs `claims` (members in the order given) as an ES256 JWT with the header
     /// `{"alg":"ES256","kid":keyID,"typ":"JWT"}`.
-    /// - Throws: ``CryptoError`` when `key` cannot sign ES256 (it must be a P-256 key).
+    /// - Throws: `CryptoError` when `key` cannot sign ES256 (it must be a P-256 key).
     public static func sign(claims: [(String, JSONValue)], keyID: String, key: PrivateKey) throws(CryptoError) -> String {
         var header = JSONWriter(indent: 0)
         header.beginObject()
@@ -127,7 +127,10 @@ public struct APITokenSigner: Sendable {
     public let lifetime: TimeInterval
 
     /// Creates a signer.
-    /// - Parameter lifetime: seconds a token lives, 1 to 3600 (Apple's libraries use 300).
+    /// - Parameters:
+    ///   - key: the App Store Connect key that signs.
+    ///   - bundleID: the app's bundle id (`bid`).
+    ///   - lifetime: seconds a token lives, 1 to 3600 (Apple's libraries use 300).
     /// - Throws: ``AppStoreServerAPIError/Code/invalidConfiguration`` for a lifetime out of range or
     ///   an empty bundle id.
     public init(key: AppStoreConnectKey, bundleID: String, lifetime: TimeInterval = 300) throws(AppStoreServerAPIError) {

@@ -47,6 +47,8 @@ public struct PromotionalOfferSignatureCreator: Sendable {
 
     /// The signature: base64 of the DER ECDSA signature over ``payload(productID:offerID:appAccountToken:nonce:timestamp:)``.
     /// - Parameters:
+    ///   - productID: the subscription's product id.
+    ///   - offerID: the promotional offer's id from App Store Connect.
     ///   - appAccountToken: the payment's `applicationUsername` (a UUID, or empty); lower-cased here.
     ///   - nonce: the payment discount's nonce; written lower-cased.
     ///   - timestamp: milliseconds since 1970, as given to StoreKit.

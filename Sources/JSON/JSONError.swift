@@ -107,7 +107,7 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// How strictly and how far ``JSONValue/parse(_:options:)`` (and every other parse in the
+/// How strictly and how far `parse(_:options:)` (and every other parse in the
 /// package) reads JSON text.
 ///
 /// Whatever the options, the parser follows RFC 8259 exactly: UTF-8 only (no byte order mark, no

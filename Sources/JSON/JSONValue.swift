@@ -3,7 +3,7 @@
 /// round trip.
 ///
 /// Used for verifyReceipt request and response bodies, `receipt-tool make` descriptions, JWS
-/// headers and App Store payloads. ``parse(_:options:)`` is strict (see ``JSONParseOptions``):
+/// headers and App Store payloads. `parse(_:options:)` is strict (see ``JSONParseOptions``):
 /// duplicate keys, invalid UTF-8, trailing data and oversized input are errors with byte offsets.
 /// Typed accessors (``int64()``, ``double()``, ...) convert a number only when it fits exactly.
 public enum JSONValue: Sendable, Equatable {

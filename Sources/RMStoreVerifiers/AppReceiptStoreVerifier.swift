@@ -31,7 +31,7 @@ public import Receipts
 /// By default the chain is checked at the receipt's creation date (field 12), as Apple's
 /// verifyReceipt endpoint did: Apple's receipt-signing certificates expire long before the
 /// receipts they signed stop mattering. That date comes from the signed payload, but whoever
-/// signed can choose it. ``ValidationTime/clock(_:)`` checks at a time from a clock you trust
+/// signed can choose it. `ValidationTime.clock` checks at a time from a clock you trust
 /// instead. The verifier never reads the system clock by itself.
 ///
 /// ## Refresh, then retry once

@@ -19,7 +19,7 @@ public import ReceiptVerification
 ///    Apple's marker OIDs), the ES256 signature over exactly the signed bytes, then the payload's
 ///    `bundleId` (``Configuration/bundleIdentifier``), `environment`
 ///    (``Configuration/allowedEnvironments``, compared without regard to case) and, when the
-///    payment carries one (``RMStore/Payment/appAccountToken``), `appAccountToken`. Any failure
+///    payment carries one (`Payment.appAccountToken`), `appAccountToken`. Any failure
 ///    is ``StoreVerifierError/Code/signedTransactionInvalid`` with the failed checks named.
 /// 3. The verified payload must be **this** transaction
 ///    (``StoreVerifierError/Code/signedTransactionMismatch`` otherwise, the check named):
@@ -34,8 +34,8 @@ public import ReceiptVerification
 ///
 /// ## Validation time
 /// By default the chain is checked at the JWS's own `signedDate`, as Apple's offline verifier
-/// does (``ValidationTime/signedDate``): whoever signed chooses that date, so pass
-/// ``ValidationTime/clock(_:)`` with a clock you trust when that matters. The verifier never reads
+/// does (`ValidationTime.signedDate`): whoever signed chooses that date, so pass
+/// `ValidationTime.clock` with a clock you trust when that matters. The verifier never reads
 /// the system clock by itself.
 ///
 /// ## Outcomes

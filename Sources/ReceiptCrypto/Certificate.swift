@@ -45,7 +45,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// The OIDs of the extensions, in certificate order, read once when the certificate is parsed
     /// (``hasExtension(oid:)`` runs on every receipt verification). An extension whose OID has an
-    /// arc beyond 64 bits, which ``ASN1ObjectIdentifier`` cannot hold, is not listed.
+    /// arc beyond 64 bits, which `ASN1ObjectIdentifier` cannot hold, is not listed.
     public let extensionOIDs: [ASN1ObjectIdentifier]
 
     /// Parses one DER-encoded certificate.

@@ -5,7 +5,7 @@ public import ServerNotifications
 import VerifyReceipt
 
 /// App Store Server Notifications V2 over HTTP: `POST /notifications` (the path is configurable)
-/// hands the body to a ``NotificationReceiver`` and answers from its outcome:
+/// hands the body to a `NotificationReceiver` and answers from its outcome:
 ///
 /// | status | body | when |
 /// |---|---|---|

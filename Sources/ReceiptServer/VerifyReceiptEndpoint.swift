@@ -87,7 +87,7 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
     /// An endpoint that trusts what Apple's did: the bundled Apple roots (App Store policy) for app
     /// receipts, and the bundled Apple Inc. Root through the pinned iTunes Store CA for transaction
     /// receipts.
-    /// - Throws: ``TrustAnchorError`` when a bundled certificate is missing or altered.
+    /// - Throws: `TrustAnchorError` when a bundled certificate is missing or altered.
     public static func apple(configuration: Configuration = Configuration()) throws(TrustAnchorError) -> VerifyReceiptEndpoint {
         VerifyReceiptEndpoint(
             configuration: configuration, appReceiptVerifier: try AppReceiptVerifier.appStore(),

@@ -40,7 +40,7 @@ public struct JWSSigner: Sendable {
     }
 
     /// Signs `payload` (exact JSON bytes, written as given) with a header built from ``chain``.
-    /// - Throws: ``CryptoError`` when the key cannot sign ES256 (it must be a P-256 key).
+    /// - Throws: `CryptoError` when the key cannot sign ES256 (it must be a P-256 key).
     public func sign(payload: [UInt8]) throws(CryptoError) -> String {
         try sign(payload: payload, header: headerJSON)
     }

@@ -28,7 +28,7 @@ public struct TransactionReceiptSigner: Sendable {
         self.digest = digest
     }
 
-    /// Signs `purchaseInfo` (its exact ``PurchaseInfo/data``) and wraps it in a receipt.
+    /// Signs `purchaseInfo` (its exact `PurchaseInfo.data`) and wraps it in a receipt.
     /// - Throws: ``ReceiptSigningError`` when signing fails or the signature length does not match
     ///   the version's layout.
     public func sign(

@@ -9,18 +9,18 @@ public import ReceiptVerification
 ///
 /// For each body, in this order:
 /// 1. The body must be a strict JSON object whose `signedPayload` is a string, else
-///    ``NotificationReceiverOutcome/rejected(_:)`` naming the check ``VerificationCheck/Name/body``.
+///    ``NotificationReceiverOutcome/rejected(_:)`` naming the check `VerificationCheck.Name.body`.
 /// 2. The token is verified with ``verifier`` against ``expectations`` at ``validationTime``: the
 ///    outer JWS and its nested signed transaction and renewal info in one call (signature, chain to a
 ///    pinned anchor, policy, bundle id, app Apple id on production, environment, agreement of the
 ///    nested tokens). An invalid verdict is rejected with its first failed check.
-/// 3. A notification without `notificationUUID` is rejected (``VerificationCheck/Name/notificationUUID``).
+/// 3. A notification without `notificationUUID` is rejected (`VerificationCheck.Name.notificationUUID`).
 /// 4. The row (``StoredNotification``) is stored; the outcome is
 ///    ``NotificationReceiverOutcome/accepted(_:)`` or ``NotificationReceiverOutcome/duplicate(_:)``
 ///    only after the store returned, which is after its commit is durable; a store failure is
 ///    ``NotificationReceiverOutcome/unavailable(_:)`` (the sender must retry; Apple does), except a
 ///    value no store can keep (``NotificationStoreError/Code/unsupportedValue``), which is
-///    rejected (``VerificationCheck/Name/body``).
+///    rejected (`VerificationCheck.Name.body`).
 ///
 /// A `TEST` notification (no nested token) is genuine when it verifies, and is stored like any
 /// other. Thread-safe: one receiver serves every connection.
@@ -140,7 +140,7 @@ public enum NotificationReceiverOutcome: Sendable {
 
 /// Why a body was not accepted: the check that failed, in the verifiers' one namespace.
 public struct NotificationRejection: Error, Sendable, CustomStringConvertible {
-    /// The failed check (``VerificationCheck/Name/body`` for a body that is not a notification,
+    /// The failed check (`VerificationCheck.Name.body` for a body that is not a notification,
     /// otherwise the verdict's first failure, such as `signature`, `chain`, `bundleIdentifier`,
     /// `environment`, `appAppleId`, `signedTransactionInfo`).
     public let check: VerificationCheck.Name

@@ -98,6 +98,9 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or any libpq connection URI) and, when
     /// `createSchema` is true, creates the schema if it is missing.
     /// - Parameters:
+    ///   - url: the connection URI.
+    ///   - createSchema: create the schema when it is missing.
+    ///   - maximumConnections: the pool's size.
     ///   - connectTimeout: seconds a new connection may take.
     ///   - statementTimeout: milliseconds one operation may take (the deadline of
     ///     ``NotificationStoreOptions/operationTimeout``).

@@ -102,8 +102,11 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
 
     /// Opens the database at `path`: WAL mode, `synchronous=FULL`, the schema created when missing.
     /// - Parameters:
+    ///   - path: the database file.
     ///   - create: create the file and the schema when missing (false: the file must exist and hold
     ///     the schema).
+    ///   - maximumBatchSize: the most notifications committed in one transaction (group commit).
+    ///   - busyTimeout: milliseconds to wait for another connection's lock.
     /// - Throws: ``NotificationStoreError`` when the file cannot be opened, WAL mode cannot be set,
     ///   or it holds another schema version.
     public convenience init(path: String, create: Bool = true, maximumBatchSize: Int = 512, busyTimeout: Int32 = 10_000)

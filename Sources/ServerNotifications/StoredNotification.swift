@@ -107,14 +107,14 @@ public struct StoredNotification: Sendable, Hashable {
     }
 
     /// Whole milliseconds of a JWS date: the exact integer, or the value rounded (within
-    /// ``JWSDate/maximumMagnitude``, so it always fits).
+    /// `JWSDate.maximumMagnitude`, so it always fits).
     public static func milliseconds(_ date: JWSDate?) -> Int64? {
         guard let date else { return nil }
         if let exact = date.milliseconds { return exact }
         return Int64(exactly: date.millisecondsSince1970.rounded())
     }
 
-    /// Whole milliseconds of a `Date`, clamped to ±``JWSDate/maximumMagnitude``.
+    /// Whole milliseconds of a `Date`, clamped to ±`JWSDate.maximumMagnitude`.
     public static func milliseconds(_ date: Date) -> Int64 {
         let value = (date.timeIntervalSince1970 * 1000).rounded()
         guard value.isFinite else { return 0 }

@@ -63,7 +63,7 @@ public enum PurchaseOutcome: Sendable {
 /// `PaymentTransaction.jwsRepresentation`, signed when it is reported. Its identifiers, dates,
 /// quantity and type are those of the purchase's record in the app receipt (for a restored
 /// transaction: the purchase it restores, whose `transactionId` is the restored transaction's
-/// `original.identifier`). The payment's ``Payment/appAccountToken`` becomes `appAccountToken`.
+/// `original.identifier`). The payment's `Payment.appAccountToken` becomes `appAccountToken`.
 /// ``signedTransaction(transactionIdentifier:)``, ``signedRenewalInfo(originalTransactionIdentifier:)``
 /// and ``subscriptionGroupStatuses()`` sign the current state on demand (revocation fields after
 /// ``refund(transactionIdentifier:reason:)``), as the App Store Server API would serve it.
@@ -167,9 +167,17 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     /// Creates a simulated App Store.
     ///
     /// - Parameters:
+    ///   - catalog: the products for sale.
+    ///   - bundleIdentifier: the app's bundle id, written into receipts and signed transactions.
+    ///   - appVersion: the app version written into receipts.
+    ///   - originalApplicationVersion: the version of the first purchase of the app.
     ///   - receiptURL: where to write the receipt; needs `receiptIssuer` too.
+    ///   - receiptIssuer: writes and signs the app receipt (nil: none).
     ///   - jwsIssuer: signs the transactions' `jwsRepresentation` (nil: none).
     ///   - downloadsDirectory: where hosted content goes (default: a fresh temporary directory).
+    ///   - clock: the simulated time of every purchase, renewal and signature.
+    ///   - deliversAutomatically: whether events are processed as they become due (false: only
+    ///     when the caller asks, as tests that step through events do).
     ///   - seed: makes transaction ids reproducible.
     public init(
         catalog: StoreCatalog,

@@ -16,10 +16,10 @@ public import ReceiptSigning
 ///
 /// ## State
 /// The server answers from a snapshot of a ``SimulatedAppStore`` taken by
-/// ``synchronize(with:)`` (on the main actor, where the store lives); HTTP requests are answered on
+/// `synchronize(with:)` (on the main actor, where the store lives); HTTP requests are answered on
 /// the server's own threads and never touch the store. Every JWS is signed when it is served, with
 /// `signedDate` read from the simulated ``clock``. Extend a Subscription Renewal Date changes the
-/// snapshot at once and the store at the next ``synchronize(with:)``.
+/// snapshot at once and the store at the next `synchronize(with:)`.
 ///
 /// ## Authentication
 /// Each request must carry `Authorization: Bearer <JWT>`: header `alg` ES256, `typ` JWT, `kid` the
@@ -33,7 +33,7 @@ public import ReceiptSigning
 /// ``script(_:for:)`` queues ``Fault``s; each request takes the first queued fault for its endpoint
 /// (or for every endpoint), after authentication.
 public final class SimulatedAppStoreServer: Sendable {
-    /// The endpoints served: the client's wire table (``AppStoreServerEndpoint``), so the
+    /// The endpoints served: the client's wire table (`AppStoreServerEndpoint`), so the
     /// simulator routes exactly the paths the client sends.
     public typealias Endpoint = AppStoreServerEndpoint
 
@@ -67,7 +67,7 @@ public final class SimulatedAppStoreServer: Sendable {
         public var notificationURL: URL?
         /// The HTTP server's settings (address 127.0.0.1 and a free port by default).
         public var http: HTTPServerConfiguration
-        /// The request rates enforced per endpoint (none by default; ``APIRateLimits/sandbox``
+        /// The request rates enforced per endpoint (none by default; `APIRateLimits.sandbox`
         /// for Apple's sandbox limits). Each endpoint allows a burst of one second's requests and
         /// refills at its rate; a request beyond that gets HTTP 429 with Apple's
         /// `rateLimitExceeded` body and `Retry-After`, the UNIX time in milliseconds when the next
@@ -175,10 +175,14 @@ public final class SimulatedAppStoreServer: Sendable {
     let handler: SimulatedServerHandler
     let server: HTTPServer
 
-    /// Creates a server; call ``synchronize(with:)`` and ``start()`` before sending requests.
-    /// - Parameter notificationTransport: delivers test notifications to
-    ///   ``Configuration/notificationURL`` (default: an HTTP POST with a 5-second limit), the same
-    ///   transport ``AppStoreNotificationSender`` uses.
+    /// Creates a server; call `synchronize(with:)` and ``start()`` before sending requests.
+    /// - Parameters:
+    ///   - configuration: the app, the API key it accepts, page sizes, rate limits and address.
+    ///   - issuer: signs every JWS served.
+    ///   - clock: the simulated time.
+    ///   - notificationTransport: delivers test notifications to
+    ///     ``Configuration/notificationURL`` (default: an HTTP POST with a 5-second limit), the same
+    ///     transport ``AppStoreNotificationSender`` uses.
     public init(
         configuration: Configuration, issuer: JWSIssuer, clock: SimulatedClock,
         notificationTransport: any NotificationTransport = URLSessionNotificationTransport(timeout: 5)
@@ -193,7 +197,7 @@ public final class SimulatedAppStoreServer: Sendable {
     }
 
     /// Binds and starts serving.
-    /// - Throws: ``HTTPServerError`` when the address cannot be bound.
+    /// - Throws: `HTTPServerError` when the address cannot be bound.
     public func start() throws(HTTPServerError) {
         try server.start()
     }

@@ -77,7 +77,7 @@ public struct VerifyReceiptClientError: Error, Sendable, Hashable, CustomStringC
     }
 }
 
-/// A client for Apple's verifyReceipt endpoints (or a stand-in such as ``VerifyReceiptEndpoint``),
+/// A client for Apple's verifyReceipt endpoints (or a stand-in such as `VerifyReceiptEndpoint`),
 /// with the routing every implementation used: production first; on 21007 ("sandbox receipt") the
 /// sandbox; on 21008 ("production receipt") production. Each endpoint is called at most once per
 /// verification, so routing can never loop.

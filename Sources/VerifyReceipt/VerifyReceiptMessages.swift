@@ -191,7 +191,7 @@ public enum VerifyReceiptResponseWriter {
     }
 
     /// A transaction receipt's response in the iOS 6 shape: `status`, `environment`, `receipt`
-    /// (see ``PurchaseInfo/writeJSON(to:key:)``), and for auto-renewable subscriptions (receipts with
+    /// (see `PurchaseInfo.writeJSON(to:key:)`), and for auto-renewable subscriptions (receipts with
     /// `expires-date`) the same object as `latest_receipt_info` — or, with status 21006, as
     /// `latest_expired_receipt_info` — plus `latest_receipt`.
     public static func transactionReceipt(
@@ -300,21 +300,21 @@ public struct VerifyReceiptResponse: Sendable {
     }
 
     /// ``receipt`` as an app receipt, when it is one.
-    /// - Throws: ``ReceiptError`` when a field does not type-check.
+    /// - Throws: `ReceiptError` when a field does not type-check.
     public func appReceipt() throws(ReceiptError) -> AppReceipt? {
         guard receiptKind == .appReceipt, let receipt else { return nil }
         return try AppReceipt(json: receipt)
     }
 
     /// ``receipt`` as an iOS 6 purchase, when it is one.
-    /// - Throws: ``ReceiptError`` when a field does not type-check.
+    /// - Throws: `ReceiptError` when a field does not type-check.
     public func purchaseInfo() throws(ReceiptError) -> PurchaseInfo? {
         guard receiptKind == .transactionReceipt, let receipt else { return nil }
         return try PurchaseInfo(verifyReceiptJSON: receipt)
     }
 
     /// ``latestReceiptInfo`` as in-app purchase records (app receipt responses).
-    /// - Throws: ``ReceiptError`` when a field does not type-check.
+    /// - Throws: `ReceiptError` when a field does not type-check.
     public func latestTransactions() throws(ReceiptError) -> [InAppPurchase] {
         var result: [InAppPurchase] = []
         for element in latestReceiptInfo { result.append(try InAppPurchase(json: element)) }

@@ -1,0 +1,2 @@
+// Values the article assumes.
+let receiptBytes: [UInt8] = placeholder()
