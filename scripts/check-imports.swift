@@ -9,10 +9,10 @@
 // - COpenSSL imported anywhere but ReceiptCrypto and CryptoBaselines, CSQLite or CLibPQ anywhere
 //   but ServerNotifications;
 // - a product whose targets reach CryptoBaselines, CYardsticks or TestSupport.
-// - a README.md whose Layout section misses a target's directory, or whose import graph (the
+// - a Docs/Architecture.md whose Layout section (§8) misses a target's directory, or whose import graph (the
 //   block after "What each module imports") differs from what the sources import.
 // With `--graph` it prints each target's package dependencies instead, one line per target; with
-// `--readme-graph` it prints the README's graph block for the current sources.
+// `--readme-graph` it prints that graph block for the current sources.
 // Exit status 0 when everything agrees, 1 otherwise.
 
 import Foundation
@@ -137,10 +137,10 @@ for product in productList {
     }
 }
 
-// README.md's Layout section: every target's directory is listed, and the import graph block
+// Docs/Architecture.md's Layout section: every target's directory is listed, and the import graph block
 // matches the sources.
 let graphTargets = targets.values.filter { $0.type != "system" && $0.type != "test" }.sorted { $0.name < $1.name }
-/// The README graph: products and executables first, then the modules only tests and tools use.
+/// The Layout graph: products and executables first, then the modules only tests and tools use.
 func readmeGraph() -> [String] {
     func line(_ target: Target) -> [String] {
         let edges = (importsByTarget[target.name] ?? []).sorted()
@@ -168,13 +168,13 @@ func readmeGraph() -> [String] {
     for target in graphTargets where support.contains(target.name) { lines += line(target) }
     return lines
 }
-if let readme = try? String(contentsOfFile: "README.md", encoding: .utf8) {
+if let readme = try? String(contentsOfFile: "Docs/Architecture.md", encoding: .utf8) {
     let lines = readme.components(separatedBy: "\n")
-    if let layout = lines.firstIndex(of: "## Layout") {
+    if let layout = lines.firstIndex(where: { $0.hasPrefix("## ") && $0.hasSuffix(" Layout") }) {
         let section = lines[layout...]
         let text = section.joined(separator: "\n")
         for target in graphTargets where !text.contains(target.directory) {
-            problems.append("README.md's Layout section does not list \(target.directory) (target \(target.name))")
+            problems.append("Docs/Architecture.md's Layout section does not list \(target.directory) (target \(target.name))")
         }
         if let intro = section.firstIndex(where: { $0.hasPrefix("What each module imports") }),
             let open = section[intro...].firstIndex(where: { $0.hasPrefix("```") }),
@@ -182,13 +182,13 @@ if let readme = try? String(contentsOfFile: "README.md", encoding: .utf8) {
         {
             let written = Array(section[(open + 1)..<close])
             if written != readmeGraph() {
-                problems.append("README.md's import graph differs from the sources (scripts/check-imports.sh --readme-graph prints it)")
+                problems.append("Docs/Architecture.md's import graph differs from the sources (scripts/check-imports.sh --readme-graph prints it)")
             }
         } else {
-            problems.append("README.md's Layout section has no import graph block after \"What each module imports\"")
+            problems.append("Docs/Architecture.md's Layout section has no import graph block after \"What each module imports\"")
         }
     } else {
-        problems.append("README.md has no \"## Layout\" section")
+        problems.append("Docs/Architecture.md has no \"## … Layout\" section")
     }
 }
 

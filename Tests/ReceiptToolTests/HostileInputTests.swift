@@ -6,7 +6,7 @@ import Testing
 /// Issue 13: every input path of `receipt-tool` stops at the 64 MiB input limit while reading.
 ///
 /// Memory limits here are generous safety nets (a regression to reading everything would use
-/// gigabytes), not the measured figures, which README gives. Nothing here asserts a duration.
+/// gigabytes), not the measured figures, which Docs/Benchmarks.md gives. Nothing here asserts a duration.
 @Suite("Hostile input: bounded reads")
 struct HostileInputTests {
     /// Peak memory allowed for a run that must fail at the limit (the issue's bound is 200 MiB; the
