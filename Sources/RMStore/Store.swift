@@ -89,18 +89,18 @@ public final class Store {
     /// Where notifications are posted.
     public let notificationCenter: NotificationCenter
 
-    private var products: [String: Product] = [:]
-    private var paymentCallbacks: [PaymentID: PaymentCallbacks] = [:]
-    private var productRequests: [Int: ProductsCallbacks] = [:]
-    private var nextToken = 0
-    private var inFlight: [String: InFlight] = [:]
-    private var finishedIdentifiers: Set<String> = []
-    private var awaitingDelivery: [String: PaymentTransaction] = [:]
-    private var restore: RestoreSession?
-    private var refreshWaiters: [RefreshCallbacks] = []
-    private var refreshGeneration = 0
-    private var observers: [WeakStoreObserver] = []
-    private let queueObserver = QueueObserver()
+    var products: [String: Product] = [:]
+    var paymentCallbacks: [PaymentID: PaymentCallbacks] = [:]
+    var productRequests: [Int: ProductsCallbacks] = [:]
+    var nextToken = 0
+    var inFlight: [String: InFlight] = [:]
+    var finishedIdentifiers: Set<String> = []
+    var awaitingDelivery: [String: PaymentTransaction] = [:]
+    var restore: RestoreSession?
+    var refreshWaiters: [RefreshCallbacks] = []
+    var refreshGeneration = 0
+    var observers: [WeakStoreObserver] = []
+    let queueObserver = QueueObserver()
 
     /// Creates a store and registers it with the queue at once, so that transactions left
     /// unfinished by an earlier run are delivered to it. Create it early (at launch).
@@ -200,7 +200,7 @@ public final class Store {
         }
     }
 
-    private func productsAnswered(token: Int, result: Result<ProductsResponse, any Error>) {
+    func productsAnswered(token: Int, result: Result<ProductsResponse, any Error>) {
         guard let callbacks = productRequests.removeValue(forKey: token) else { return }
         switch result {
         case .success(let response):
@@ -375,7 +375,7 @@ public final class Store {
         }
     }
 
-    private func refreshCompleted(generation: Int, result: Result<Void, any Error>) {
+    func refreshCompleted(generation: Int, result: Result<Void, any Error>) {
         guard generation == refreshGeneration, !refreshWaiters.isEmpty else { return }
         let waiters = refreshWaiters
         refreshWaiters = []
@@ -404,7 +404,7 @@ public final class Store {
         observers.removeAll { $0.value == nil || $0.value === observer }
     }
 
-    private func post(_ name: Notification.Name, _ userInfo: [String: Any]?) {
+    func post(_ name: Notification.Name, _ userInfo: [String: Any]?) {
         let notification = Notification(name: name, object: self, userInfo: userInfo)
         notificationCenter.post(notification)
         for observer in observers.compactMap(\.value) {
@@ -412,413 +412,10 @@ public final class Store {
         }
     }
 
-    private func transactionInfo(_ transaction: PaymentTransaction) -> [String: Any] {
+    func transactionInfo(_ transaction: PaymentTransaction) -> [String: Any] {
         [
             StoreNotificationKey.transaction: transaction,
             StoreNotificationKey.productIdentifier: transaction.payment.productIdentifier,
         ]
-    }
-
-    // MARK: - Queue updates
-
-    fileprivate func queueUpdated(transactions: [PaymentTransaction]) {
-        for transaction in transactions {
-            switch transaction.state {
-            case .purchased, .restored:
-                begin(transaction)
-            case .failed:
-                // A failure this store already finished (delivered twice) is reported once.
-                guard !finishedIdentifiers.contains(transaction.identifier) else { continue }
-                fail(transaction, error: transaction.error ?? StoreError(.paymentFailed), finish: true)
-            case .deferred:
-                post(.rmPaymentTransactionDeferred, transactionInfo(transaction))
-            case .purchasing:
-                break
-            }
-        }
-    }
-
-    /// Starts the pipeline, unless this transaction is already in it, was finished by this store,
-    /// or waits for delivery (duplicate deliveries are ignored, Docs/StoreBehaviour.md §8.3).
-    private func begin(_ transaction: PaymentTransaction) {
-        let id = transaction.identifier
-        guard inFlight[id] == nil, !finishedIdentifiers.contains(id), awaitingDelivery[id] == nil else { return }
-        if transaction.state == .restored {
-            restoreArrived(transaction)
-        }
-        nextToken += 1
-        inFlight[id] = InFlight(transaction: transaction, attempt: nextToken, stage: .verifying)
-        verify(id)
-    }
-
-    private func verify(_ id: String) {
-        guard let context = inFlight[id] else { return }
-        guard let verifier = receiptVerifier else {
-            downloadSelfHostedContent(id)
-            return
-        }
-        let attempt = context.attempt
-        verifier.verify(context.transaction) { [weak self] result in
-            self?.verified(id, attempt: attempt, result: result)
-        }
-    }
-
-    private func verified(_ id: String, attempt: Int, result: VerificationResult) {
-        guard let context = inFlight[id], context.attempt == attempt, context.stage == .verifying else { return }
-        switch result {
-        case .verified:
-            downloadSelfHostedContent(id)
-        case .failed(let error):
-            fail(context.transaction, error: error, finish: true)
-        case .unableToComplete(let error):
-            let reported: any Error =
-                StoreError.code(of: error) == .unableToCompleteVerification
-                ? error
-                : StoreError(.unableToCompleteVerification, underlying: error)
-            fail(context.transaction, error: reported, finish: false)
-        }
-    }
-
-    private func downloadSelfHostedContent(_ id: String) {
-        guard var context = inFlight[id] else { return }
-        context.stage = .selfHostedDownload
-        inFlight[id] = context
-        guard let downloader = contentDownloader else {
-            startHostedDownloads(id)
-            return
-        }
-        let attempt = context.attempt
-        downloader.downloadContent(for: context.transaction) { [weak self] progress in
-            self?.selfHostedProgress(id, attempt: attempt, progress: progress)
-        } completion: { [weak self] result in
-            self?.selfHostedCompleted(id, attempt: attempt, result: result)
-        }
-    }
-
-    private func selfHostedProgress(_ id: String, attempt: Int, progress: Double) {
-        guard let context = inFlight[id], context.attempt == attempt, context.stage == .selfHostedDownload else { return }
-        var info = transactionInfo(context.transaction)
-        info[StoreNotificationKey.downloadProgress] = progress
-        post(.rmDownloadUpdated, info)
-    }
-
-    private func selfHostedCompleted(_ id: String, attempt: Int, result: Result<Void, any Error>) {
-        guard let context = inFlight[id], context.attempt == attempt, context.stage == .selfHostedDownload else { return }
-        switch result {
-        case .success:
-            // Move on before posting, so that a second completion call is ignored.
-            var next = context
-            next.stage = .hostedDownloads
-            inFlight[id] = next
-            post(.rmDownloadFinished, transactionInfo(context.transaction))
-            startHostedDownloads(id)
-        case .failure(let error):
-            inFlight.removeValue(forKey: id)
-            var info = transactionInfo(context.transaction)
-            info[StoreNotificationKey.storeError] = error
-            post(.rmDownloadFailed, info)
-            fail(context.transaction, error: error, finish: true)
-        }
-    }
-
-    private func startHostedDownloads(_ id: String) {
-        guard var context = inFlight[id] else { return }
-        context.stage = .hostedDownloads
-        // Downloads that already settled (a transaction delivered again) count as they are.
-        for download in context.transaction.downloads where context.downloadFailure == nil {
-            context.downloadFailure = Self.failure(of: download)
-        }
-        inFlight[id] = context
-        let pending = context.transaction.downloads.filter { $0.state.isPending }
-        if pending.isEmpty {
-            settleHostedDownloadsIfDone(id)
-        } else {
-            queue.startDownloads(pending)
-        }
-    }
-
-    private static func failure(of download: Download) -> (any Error)? {
-        switch download.state {
-        case .failed: return download.error ?? StoreError(.downloadFailed)
-        case .cancelled: return StoreError(.downloadCanceled)
-        case .waiting, .active, .paused, .finished: return nil
-        }
-    }
-
-    fileprivate func queueUpdated(downloads: [Download]) {
-        for download in downloads {
-            let id = download.transactionIdentifier
-            // Updates for transactions this store is not processing cannot be attributed; ignore.
-            guard var context = inFlight[id] else { continue }
-            if let index = context.transaction.downloads.firstIndex(where: { $0.id == download.id }) {
-                context.transaction.downloads[index] = download
-            } else {
-                context.transaction.downloads.append(download)
-            }
-            if context.downloadFailure == nil {
-                context.downloadFailure = Self.failure(of: download)
-            }
-            inFlight[id] = context
-
-            var info = transactionInfo(context.transaction)
-            info[StoreNotificationKey.storeDownload] = download
-            switch download.state {
-            case .active:
-                info[StoreNotificationKey.downloadProgress] = download.progress
-                post(.rmDownloadUpdated, info)
-            case .paused:
-                post(.rmDownloadPaused, info)
-            case .waiting:
-                break
-            case .finished:
-                post(.rmDownloadFinished, info)
-            case .failed:
-                info[StoreNotificationKey.storeError] = download.error ?? StoreError(.downloadFailed)
-                post(.rmDownloadFailed, info)
-            case .cancelled:
-                post(.rmDownloadCanceled, info)
-            }
-            if !download.state.isPending {
-                settleHostedDownloadsIfDone(id)
-            }
-        }
-    }
-
-    private func settleHostedDownloadsIfDone(_ id: String) {
-        guard let context = inFlight[id], context.stage == .hostedDownloads else { return }
-        guard !context.transaction.downloads.contains(where: { $0.state.isPending }) else { return }
-        if let failure = context.downloadFailure {
-            fail(context.transaction, error: failure, finish: true)
-        } else {
-            succeed(id)
-        }
-    }
-
-    private func succeed(_ id: String) {
-        guard let context = inFlight.removeValue(forKey: id) else { return }
-        let transaction = context.transaction
-        let mode = configuration.finishMode
-        if mode == .automatic {
-            finishedIdentifiers.insert(id)
-            queue.finishTransaction(transaction)
-        }
-        if let persistor = transactionPersistor {
-            do {
-                try persistor.persist(transaction)
-            } catch {
-                // Automatic mode: already finished, so the app must learn that the record is
-                // missing. After-delivery mode: not finished, so the queue delivers it again.
-                report(transaction, error: StoreError(.persistenceFailed, underlying: error))
-                return
-            }
-        }
-        if mode == .afterDelivery {
-            awaitingDelivery[id] = transaction
-        }
-        paymentCallbacks.removeValue(forKey: transaction.payment.id)?.success?(transaction)
-        post(.rmPaymentTransactionFinished, transactionInfo(transaction))
-        restoreSettled(transaction, failure: nil)
-    }
-
-    private func fail(_ transaction: PaymentTransaction, error: any Error, finish: Bool) {
-        inFlight.removeValue(forKey: transaction.identifier)
-        if finish {
-            finishedIdentifiers.insert(transaction.identifier)
-            queue.finishTransaction(transaction)
-        }
-        report(transaction, error: error)
-    }
-
-    private func report(_ transaction: PaymentTransaction, error: any Error) {
-        paymentCallbacks.removeValue(forKey: transaction.payment.id)?.failure?(transaction, error)
-        var info = transactionInfo(transaction)
-        info[StoreNotificationKey.storeError] = error
-        post(.rmPaymentTransactionFailed, info)
-        restoreSettled(transaction, failure: error)
-    }
-
-    // MARK: - Restore bookkeeping
-
-    private func restoreArrived(_ transaction: PaymentTransaction) {
-        // A restored transaction without a restore call (another store started it) gets a
-        // session of its own, so that it is still aggregated when the queue says "finished".
-        var session = restore ?? .unrequested
-        if session.seen.insert(transaction.identifier).inserted {
-            session.pending.insert(transaction.identifier)
-        }
-        restore = session
-    }
-
-    private func restoreSettled(_ transaction: PaymentTransaction, failure: (any Error)?) {
-        guard var session = restore, session.pending.remove(transaction.identifier) != nil else { return }
-        if let failure {
-            session.failed.append(FailedTransaction(transaction: transaction, error: failure))
-        } else {
-            session.restored.append(transaction)
-        }
-        restore = session
-        completeRestoreIfDone()
-    }
-
-    fileprivate func queueRestoreFinished() {
-        var session = restore ?? .unrequested
-        session.queueFinished = true
-        restore = session
-        completeRestoreIfDone()
-    }
-
-    private func completeRestoreIfDone() {
-        guard let session = restore, session.queueFinished, session.pending.isEmpty else { return }
-        restore = nil
-        let result = RestoreResult(restoredTransactions: session.restored, failedTransactions: session.failed)
-        for callbacks in session.callbacks {
-            callbacks.success?(result)
-        }
-        post(
-            .rmRestoreTransactionsFinished,
-            [
-                StoreNotificationKey.transactions: result.restoredTransactions,
-                StoreNotificationKey.failedTransactions: result.failedTransactions,
-            ])
-    }
-
-    fileprivate func queueRestoreFailed(_ error: any Error) {
-        let session = restore
-        restore = nil
-        for callbacks in session?.callbacks ?? [] {
-            callbacks.failure?(error)
-        }
-        post(.rmRestoreTransactionsFailed, [StoreNotificationKey.storeError: error])
-    }
-}
-
-// MARK: - Private types
-
-private struct PaymentCallbacks {
-    var success: (@MainActor (PaymentTransaction) -> Void)?
-    var failure: (@MainActor (PaymentTransaction?, any Error) -> Void)?
-}
-
-private struct ProductsCallbacks {
-    var success: (@MainActor ([Product], [String]) -> Void)?
-    var failure: (@MainActor (any Error) -> Void)?
-}
-
-private struct RefreshCallbacks {
-    var success: (@MainActor () -> Void)?
-    var failure: (@MainActor (any Error) -> Void)?
-}
-
-private struct RestoreCallbacks {
-    var success: (@MainActor (RestoreResult) -> Void)?
-    var failure: (@MainActor (any Error) -> Void)?
-}
-
-/// One restore, from the call (or the first unrequested restored transaction) to completion.
-private struct RestoreSession {
-    let applicationUsername: String?
-    /// Started by `restoreTransactions` on this store.
-    let requested: Bool
-    var callbacks: [RestoreCallbacks]
-    var queueFinished = false
-    /// Restored transactions that arrived and have not settled.
-    var pending: Set<String> = []
-    /// Every restored transaction id that arrived (duplicates are counted once).
-    var seen: Set<String> = []
-    var restored: [PaymentTransaction] = []
-    var failed: [FailedTransaction] = []
-
-    /// A session for restored transactions that arrive without a restore call on this store.
-    static var unrequested: RestoreSession {
-        RestoreSession(applicationUsername: nil, requested: false, callbacks: [])
-    }
-}
-
-/// A transaction in the pipeline.
-private struct InFlight {
-    enum Stage: Equatable {
-        case verifying, selfHostedDownload, hostedDownloads
-    }
-
-    var transaction: PaymentTransaction
-    /// Distinguishes this pass from an earlier one of the same transaction, so that late or
-    /// repeated delegate callbacks are ignored.
-    let attempt: Int
-    var stage: Stage
-    /// The first failed or cancelled store-hosted download.
-    var downloadFailure: (any Error)?
-}
-
-private struct WeakStoreObserver {
-    weak var value: (any StoreObserver)?
-    init(_ value: any StoreObserver) { self.value = value }
-}
-
-/// Receives the queue's callbacks for the store. A separate object keeps the queue protocol out of
-/// `Store`'s public API; it holds the store weakly (the store holds it strongly).
-@MainActor
-private final class QueueObserver: PaymentQueueObserver {
-    weak var store: Store?
-
-    func paymentQueue(_ queue: any PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) {
-        store?.queueUpdated(transactions: transactions)
-    }
-
-    func paymentQueue(_ queue: any PaymentQueue, updatedDownloads downloads: [Download]) {
-        store?.queueUpdated(downloads: downloads)
-    }
-
-    func paymentQueueRestoreCompletedTransactionsFinished(_ queue: any PaymentQueue) {
-        store?.queueRestoreFinished()
-    }
-
-    func paymentQueue(_ queue: any PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) {
-        store?.queueRestoreFailed(error)
-    }
-}
-
-// MARK: - Async bridging
-
-/// Holds a continuation until its first result; later results are dropped. Main-actor isolated,
-/// so a callback and a cancellation cannot race.
-@MainActor
-final class ContinuationSlot<Value: Sendable> {
-    private var continuation: CheckedContinuation<Value, any Error>?
-
-    func install(_ continuation: CheckedContinuation<Value, any Error>) {
-        self.continuation = continuation
-    }
-
-    func resume(_ result: Result<Value, any Error>) {
-        guard let continuation else { return }
-        self.continuation = nil
-        continuation.resume(with: result)
-    }
-}
-
-extension Store {
-    /// Runs a callback-based operation as an async one. With `abandonOnCancel`, task cancellation
-    /// resumes the caller with `CancellationError` at once (the operation goes on; its later
-    /// result is dropped for this caller). Without it, the caller waits for the real result.
-    func bridge<Value: Sendable>(
-        abandonOnCancel: Bool,
-        _ start: (ContinuationSlot<Value>) -> Void
-    ) async throws -> Value {
-        let slot = ContinuationSlot<Value>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                slot.install(continuation)
-                if abandonOnCancel && Task.isCancelled {
-                    slot.resume(.failure(CancellationError()))
-                    return
-                }
-                start(slot)
-            }
-        } onCancel: {
-            guard abandonOnCancel else { return }
-            Task { @MainActor in
-                slot.resume(.failure(CancellationError()))
-            }
-        }
     }
 }
