@@ -56,7 +56,9 @@ public struct AdvancedCommerceRequest: Sendable, Equatable {
 
     /// A body read from JSON for `operation` (one of the six Advanced Commerce calls), validated.
     public init(operation: AppStoreServerEndpoint, json: [UInt8]) throws(RequestBodyError) {
-        guard operation.isAdvancedCommerce else { throw RequestBodyError(field: "body", reason: "\(operation) is not an Advanced Commerce call") }
+        guard operation.isAdvancedCommerce else {
+            throw RequestBodyError(field: "body", reason: "\(operation) is not an Advanced Commerce call")
+        }
         guard json.count <= 64 << 10 else { throw RequestBodyError(field: "body", reason: "larger than 64 KiB") }
         let value: JSONValue
         do throws(JSONError) {
@@ -116,7 +118,10 @@ public struct AdvancedCommerceRequest: Sendable, Equatable {
             .advancedCommerceChangeMetadata,
             [
                 ("requestInfo", info.jsonValue), ("items", items.isEmpty ? nil : .array(itemValues)),
-                ("descriptors", descriptors.map { Self.descriptors(displayName: $0.displayName, description: $0.description, effective: $0.effective) }),
+                (
+                    "descriptors",
+                    descriptors.map { Self.descriptors(displayName: $0.displayName, description: $0.description, effective: $0.effective) }
+                ),
                 ("taxCode", string(taxCode)), ("storefront", string(storefront)),
             ])
     }
@@ -137,7 +142,10 @@ public struct AdvancedCommerceRequest: Sendable, Equatable {
                     "items",
                     .array(
                         items.map {
-                            .object([("SKU", .string($0.sku)), ("description", .string($0.description)), ("displayName", .string($0.displayName))])
+                            .object([
+                                ("SKU", .string($0.sku)), ("description", .string($0.description)),
+                                ("displayName", .string($0.displayName)),
+                            ])
                         })
                 ),
                 ("targetProductId", .string(targetProductId)), ("taxCode", .string(taxCode)), ("storefront", string(storefront)),
@@ -231,20 +239,26 @@ enum AdvancedCommerceValidator {
 
     static func length(_ value: JSONValue, _ here: String, _ maximum: Int) throws(RequestBodyError) {
         let count = try text(value, here).unicodeScalars.count
-        guard (1...maximum).contains(count) else { throw RequestBodyError(field: here, reason: "must be 1 to \(maximum) characters, not \(count)") }
+        guard (1...maximum).contains(count) else {
+            throw RequestBodyError(field: here, reason: "must be 1 to \(maximum) characters, not \(count)")
+        }
     }
 
     static func checkMember(_ name: String, _ value: JSONValue, _ here: String) throws(RequestBodyError) {
         switch name {
         case "requestReferenceId", "appAccountToken":
             let text = try text(value, here)
-            guard UUIDText.parse(text) != nil else { throw RequestBodyError(field: here, reason: "\(RequestBodyText.quoted(text)) is not a UUID") }
+            guard UUIDText.parse(text) != nil else {
+                throw RequestBodyError(field: here, reason: "\(RequestBodyText.quoted(text)) is not a UUID")
+            }
         case "SKU", "currentSKU": try length(value, here, 128)
         case "displayName": try length(value, here, 30)
         case "description": try length(value, here, 45)
         case "currency", "storefront":
             let text = try text(value, here)
-            guard isCode(text) else { throw RequestBodyError(field: here, reason: "\(RequestBodyText.quoted(text)) is not three capital letters") }
+            guard isCode(text) else {
+                throw RequestBodyError(field: here, reason: "\(RequestBodyText.quoted(text)) is not three capital letters")
+            }
         case "price", "refundAmount":
             guard case .number = value, let amount = value.int64Value, amount >= 0 else {
                 throw RequestBodyError(field: here, reason: "must be a whole number of milliunits, 0 or more")
@@ -258,14 +272,19 @@ enum AdvancedCommerceValidator {
             let text = try text(value, here)
             let words = text.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 == UInt8(ascii: "_") }
             guard !text.isEmpty, text.utf8.count <= 64, words else {
-                throw RequestBodyError(field: here, reason: "\(RequestBodyText.quoted(text)) is not one of Apple's values (capital letters and _)")
+                throw RequestBodyError(
+                    field: here, reason: "\(RequestBodyText.quoted(text)) is not one of Apple's values (capital letters and _)")
             }
         case "refundRiskingPreference", "revoke", "retainBillingCycle":
             guard case .bool = value else { throw RequestBodyError(field: here, reason: "must be true or false") }
         case "items":
-            guard case .array(let elements) = value, !elements.isEmpty else { throw RequestBodyError(field: here, reason: "must be a non-empty array") }
+            guard case .array(let elements) = value, !elements.isEmpty else {
+                throw RequestBodyError(field: here, reason: "must be a non-empty array")
+            }
         case "periodCount":
-            guard let count = value.int64Value, (1...12).contains(count) else { throw RequestBodyError(field: here, reason: "must be 1 to 12") }
+            guard let count = value.int64Value, (1...12).contains(count) else {
+                throw RequestBodyError(field: here, reason: "must be 1 to 12")
+            }
         default: break
         }
     }

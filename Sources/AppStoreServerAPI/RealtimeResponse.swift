@@ -40,14 +40,18 @@ public enum RealtimeResponse: Sendable, Hashable {
             return .object([
                 (
                     "promotionalOffer",
-                    .object([("messageIdentifier", .string(id.uuidString.lowercased())), ("promotionalOfferSignatureV2", .string(signature))])
+                    .object([
+                        ("messageIdentifier", .string(id.uuidString.lowercased())), ("promotionalOfferSignatureV2", .string(signature)),
+                    ])
                 )
             ])
         case .promotionalOfferV1(let id, let signature):
             return .object([
                 (
                     "promotionalOffer",
-                    .object([("messageIdentifier", .string(id.uuidString.lowercased())), ("promotionalOfferSignatureV1", signature.jsonValue)])
+                    .object([
+                        ("messageIdentifier", .string(id.uuidString.lowercased())), ("promotionalOfferSignatureV1", signature.jsonValue),
+                    ])
                 )
             ])
         }

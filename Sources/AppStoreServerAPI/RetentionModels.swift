@@ -322,7 +322,9 @@ public enum RetentionImageCheck {
         guard png.count >= 33, Array(png.prefix(8)) == signature else {
             throw RequestBodyError(field: "image", reason: "not a PNG (the PNG signature is missing)")
         }
-        guard Array(png[12..<16]) == Array("IHDR".utf8) else { throw RequestBodyError(field: "image", reason: "the PNG does not start with IHDR") }
+        guard Array(png[12..<16]) == Array("IHDR".utf8) else {
+            throw RequestBodyError(field: "image", reason: "the PNG does not start with IHDR")
+        }
         func be32(_ at: Int) -> Int { png[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
         let width = be32(16)
         let height = be32(20)
@@ -349,7 +351,8 @@ public enum RetentionImageCheck {
         if let size, !size.isKnown {
             throw RequestBodyError(
                 field: "imageSize",
-                reason: "\(RequestBodyText.quoted(size.rawValue)) is not one of \(RetentionImageSize.known.map(\.rawValue).joined(separator: ", "))"
+                reason:
+                    "\(RequestBodyText.quoted(size.rawValue)) is not one of \(RetentionImageSize.known.map(\.rawValue).joined(separator: ", "))"
             )
         }
         return (width, height)

@@ -1,9 +1,9 @@
 public import AppStoreServerAPI
 import Foundation
-import Internals
-import JWS
 import HTTPServer
+import Internals
 import JSON
+import JWS
 
 // The Advanced Commerce API's six server calls in the simulated App Store Server: the body is
 // validated by the client's own AdvancedCommerceRequest, the transaction id must belong to a

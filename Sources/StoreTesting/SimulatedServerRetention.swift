@@ -1,9 +1,9 @@
 public import AppStoreServerAPI
 import Foundation
-import Internals
-import JWS
 import HTTPServer
+import Internals
 import JSON
+import JWS
 
 // The Retention Messaging API of the simulated App Store Server: the app's messages, images and
 // default messages, kept in the server's state. Bodies are decoded and validated by the
@@ -57,18 +57,18 @@ extension SimulatedAppStoreServer {
     /// Sets the review state of a message (content uploaded in Production starts `PENDING`; in
     /// Sandbox Apple approves it at once).
     public func review(message identifier: String, as state: RetentionMessageState) {
-        handler.state.withLock { state_ in
-            if let index = state_.retention.messages.firstIndex(where: { $0.identifier == identifier }) {
-                state_.retention.messages[index].state = state
+        handler.state.withLock { shared in
+            if let index = shared.retention.messages.firstIndex(where: { $0.identifier == identifier }) {
+                shared.retention.messages[index].state = state
             }
         }
     }
 
     /// Sets the review state of an image.
     public func review(image identifier: String, as state: RetentionImageState) {
-        handler.state.withLock { state_ in
-            if let index = state_.retention.images.firstIndex(where: { $0.identifier == identifier }) {
-                state_.retention.images[index].state = state
+        handler.state.withLock { shared in
+            if let index = shared.retention.images.firstIndex(where: { $0.identifier == identifier }) {
+                shared.retention.images[index].state = state
             }
         }
     }
@@ -103,7 +103,9 @@ extension SimulatedServerHandler {
             let id = try Self.retentionIdentifier(route.parameter, "image")
             guard let query = Self.queryItems(request.query) else { throw RouteError.badRequest(4_000_000, "Invalid query.") }
             let size = query.first { $0.0 == "imageSize" }.map { RetentionImageSize(rawValue: $0.1) }
-            guard request.header("Content-Type") == "image/png" else { throw RouteError.badRequest(4_000_000, "The body must be image/png.") }
+            guard request.header("Content-Type") == "image/png" else {
+                throw RouteError.badRequest(4_000_000, "The body must be image/png.")
+            }
             do throws(RequestBodyError) {
                 _ = try RetentionImageCheck.validate(request.body, size: size)
             } catch {

@@ -38,7 +38,9 @@ enum RetentionRequests {
         guard rest.count == count else { throw UsageError("retention \(request) takes \(count) argument\(count == 1 ? "" : "s")") }
         let bodyPath = args.value("--body")
         let imagePath = args.value("--image")
-        if bodyPath != nil, request != "message-upload" { throw UsageError("--body is for consumption, extend-all and retention message-upload") }
+        if bodyPath != nil, request != "message-upload" {
+            throw UsageError("--body is for consumption, extend-all and retention message-upload")
+        }
         if imagePath != nil || args.value("--image-size") != nil, request != "image-upload" {
             throw UsageError("--image and --image-size are for retention image-upload")
         }
@@ -59,7 +61,9 @@ enum RetentionRequests {
             guard let imagePath else { throw UsageError("retention image-upload needs --image <file.png>") }
             if let text = args.value("--image-size") {
                 let size = RetentionImageSize(rawValue: text)
-                guard size.isKnown else { throw UsageError("--image-size must be FULL_SIZE or BULLET_POINT, found \(ManagementRequests.quoted(text))") }
+                guard size.isKnown else {
+                    throw UsageError("--image-size must be FULL_SIZE or BULLET_POINT, found \(ManagementRequests.quoted(text))")
+                }
                 plan.imageSize = size
             }
             let png = try readInput(imagePath, limit: 32 << 20)
@@ -93,7 +97,8 @@ enum RetentionRequests {
             return items.map { item in
                 json
                     ? object([
-                        ("messageIdentifier", .string(item.messageIdentifier)), ("messageState", item.messageState.map { .string($0.rawValue) } ?? .null),
+                        ("messageIdentifier", .string(item.messageIdentifier)),
+                        ("messageState", item.messageState.map { .string($0.rawValue) } ?? .null),
                     ])
                     : "Message \(ManagementRequests.quoted(item.messageIdentifier)) \(item.messageState?.rawValue ?? "?")"
             }
@@ -102,7 +107,8 @@ enum RetentionRequests {
             return items.map { item in
                 json
                     ? object([
-                        ("imageIdentifier", .string(item.imageIdentifier)), ("imageState", item.imageState.map { .string($0.rawValue) } ?? .null),
+                        ("imageIdentifier", .string(item.imageIdentifier)),
+                        ("imageState", item.imageState.map { .string($0.rawValue) } ?? .null),
                         ("imageSize", item.imageSize.map { .string($0.rawValue) } ?? .null),
                     ])
                     : "Image \(ManagementRequests.quoted(item.imageIdentifier)) \(item.imageState?.rawValue ?? "?")\(item.imageSize.map { " \($0.rawValue)" } ?? "")"
@@ -136,7 +142,9 @@ enum RetentionRequests {
             ]
         case "default-set":
             let (product, locale) = (operands[0], operands[1])
-            try APICommand.blocking { try await client.configureDefaultRetentionMessage(productID: product, locale: locale, messageIdentifier: id) }
+            try APICommand.blocking {
+                try await client.configureDefaultRetentionMessage(productID: product, locale: locale, messageIdentifier: id)
+            }
             return [
                 json
                     ? object([("productId", .string(product)), ("locale", .string(locale)), ("messageIdentifier", .string(idText))])

@@ -42,7 +42,8 @@ struct RetentionAndAdvancedCommerceTests {
         // Apple's examples (app-store-server-library test resources, shared/vectors).
         let messages = try RetentionResponses.messageList(
             json: Array(
-                #"{"messageIdentifiers": [{"messageIdentifier": "a1b2c3d4-e5f6-7890-a1b2-c3d4e5f67890", "messageState": "APPROVED"}]}"#.utf8))
+                #"{"messageIdentifiers": [{"messageIdentifier": "a1b2c3d4-e5f6-7890-a1b2-c3d4e5f67890", "messageState": "APPROVED"}]}"#.utf8
+            ))
         #expect(messages == [RetentionMessageListItem(messageIdentifier: "a1b2c3d4-e5f6-7890-a1b2-c3d4e5f67890", messageState: .approved)])
         let images = try RetentionResponses.imageList(
             json: Array(
@@ -55,7 +56,8 @@ struct RetentionAndAdvancedCommerceTests {
         let wrong = #"{"messageIdentifiers": [{"messageIdentifier": 7}]}"#
         #expect(throws: AppStoreServerAPIError.self) { try RetentionResponses.messageList(json: Array(wrong.utf8)) }
         // An upload body in Apple's shape decodes and re-encodes to the same members.
-        let upload = #"{"header":"Stay","body":"Half price","image":{"imageIdentifier":"a1b2c3d4-e5f6-7890-a1b2-c3d4e5f67890","altText":"A cat"},"headerPosition":"ABOVE_IMAGE"}"#
+        let upload =
+            #"{"header":"Stay","body":"Half price","image":{"imageIdentifier":"a1b2c3d4-e5f6-7890-a1b2-c3d4e5f67890","altText":"A cat"},"headerPosition":"ABOVE_IMAGE"}"#
         let decoded = try UploadMessageRequest(json: Array(upload.utf8))
         #expect(try JSONValue.parse(decoded.jsonBody) == (try JSONValue.parse(Array(upload.utf8))))
     }
@@ -67,7 +69,9 @@ struct RetentionAndAdvancedCommerceTests {
                 == #"{"message":{"messageIdentifier":"a1b2c3d4-e5f6-7890-a1b2-c3d4e5f67890"}}"#)
         let switchPlan = RealtimeResponse.alternateProduct(messageIdentifier: id, productId: "com.example.yearly").jsonValue
         #expect(switchPlan["alternateProduct"]?["productId"] == .string("com.example.yearly"))
-        #expect(RealtimeResponse.promotionalOffer(messageIdentifier: id, signatureV2: "jws").jsonValue["promotionalOffer"]?["promotionalOfferSignatureV2"] == .string("jws"))
+        #expect(
+            RealtimeResponse.promotionalOffer(messageIdentifier: id, signatureV2: "jws").jsonValue["promotionalOffer"]?[
+                "promotionalOfferSignatureV2"] == .string("jws"))
     }
 
     @Test func retentionEndpoints_endToEnd_againstTheSimulatedServer() async throws {
@@ -126,7 +130,9 @@ struct RetentionAndAdvancedCommerceTests {
         let client = try world.client()
         let long = String(repeating: "é", count: 67)
         let refused: [AppStoreServerAPIError?] = [
-            await apiError { try await client.uploadRetentionMessage(messageIdentifier: UUID(), UploadMessageRequest(header: long, body: "b")) },
+            await apiError {
+                try await client.uploadRetentionMessage(messageIdentifier: UUID(), UploadMessageRequest(header: long, body: "b"))
+            },
             await apiError {
                 try await client.uploadRetentionMessage(
                     messageIdentifier: UUID(), UploadMessageRequest(header: "h", body: "b", headerPosition: .aboveImage))
@@ -134,7 +140,9 @@ struct RetentionAndAdvancedCommerceTests {
             await apiError {
                 try await client.uploadRetentionImage(imageIdentifier: UUID(), png: pngBytes(width: 3840, height: 100), size: .fullSize)
             },
-            await apiError { try await client.uploadRetentionImage(imageIdentifier: UUID(), png: pngBytes(width: 96, height: 96, colourType: 6)) },
+            await apiError {
+                try await client.uploadRetentionImage(imageIdentifier: UUID(), png: pngBytes(width: 96, height: 96, colourType: 6))
+            },
             await apiError { try await client.uploadRetentionImage(imageIdentifier: UUID(), png: Array("GIF89a".utf8)) },
             await apiError { try await client.defaultRetentionMessage(productID: Products.monthly, locale: "english!") },
         ]
@@ -154,9 +162,11 @@ struct RetentionAndAdvancedCommerceTests {
         let calls: [AdvancedCommerceRequest] = [
             .changePrice(info, items: [(sku: "sku.monthly", price: 15_000)], currency: "USD"),
             .cancel(info, storefront: "USA"),
-            .changeMetadata(info, items: [(currentSKU: "sku.monthly", sku: "sku.pro", displayName: "Pro", description: nil, effective: .nextBillCycle)]),
+            .changeMetadata(
+                info, items: [(currentSKU: "sku.monthly", sku: "sku.pro", displayName: "Pro", description: nil, effective: .nextBillCycle)]),
             .migrate(
-                info, displayName: "Pro", description: "Every level", items: [(sku: "sku.pro", displayName: "Pro", description: "Every level")],
+                info, displayName: "Pro", description: "Every level",
+                items: [(sku: "sku.pro", displayName: "Pro", description: "Every level")],
                 targetProductId: Products.monthly, taxCode: "C003-00-2"),
             .revoke(info, refundReason: "LEGAL", refundType: "FULL", refundRiskingPreference: true, storefront: "USA"),
         ]
@@ -174,7 +184,9 @@ struct RetentionAndAdvancedCommerceTests {
         #expect(
             paths == [
                 "changePrice", "cancel", "changeMetadata", "migrate", "revoke",
-            ].map { "POST /advancedCommerce/v1/subscription/\($0)/\(ids[0])" } + ["POST /advancedCommerce/v1/transaction/requestRefund/\(ids[1])"])
+            ].map { "POST /advancedCommerce/v1/subscription/\($0)/\(ids[0])" } + [
+                "POST /advancedCommerce/v1/transaction/requestRefund/\(ids[1])"
+            ])
         #expect(world.server.advancedCommerceRequests.map(\.body) == calls + [world.server.advancedCommerceRequests[5].body])
         #expect(world.server.requests.first?.body == calls[0].jsonBody && world.server.requests.first?.contentType == "application/json")
 
@@ -193,13 +205,20 @@ struct RetentionAndAdvancedCommerceTests {
         let inApp = JSONValue.object([
             ("operation", .string("CREATE_ONE_TIME_CHARGE")), ("version", .string("1")), ("requestInfo", info.jsonValue),
             ("currency", .string("USD")), ("taxCode", .string("C003-00-2")),
-            ("item", .object([("SKU", .string("sku.coins")), ("displayName", .string("Coins")), ("description", .string("100 coins")), ("price", .number("990"))])),
+            (
+                "item",
+                .object([
+                    ("SKU", .string("sku.coins")), ("displayName", .string("Coins")), ("description", .string("100 coins")),
+                    ("price", .number("990")),
+                ])
+            ),
         ])
         let token = try creator.advancedCommerceInAppRequest(inApp)
         let expectations = OfferJWSExpectations(
             keyID: APIKeyFixture.keyID, issuerID: APIKeyFixture.issuerID, bundleID: ServerWorld.bundleID,
             audience: JWSSignatureCreator.advancedCommerceAudience)
-        #expect(JWSSignatureCreator.problems(with: token, publicKey: try world.apiKey.privateKey.publicKey, expecting: expectations).isEmpty)
+        #expect(
+            JWSSignatureCreator.problems(with: token, publicKey: try world.apiKey.privateKey.publicKey, expecting: expectations).isEmpty)
         let jwt = try SignedJWT(token)
         let carried = try Base64.decode(Array((jwt.string("request") ?? "").utf8), rules: .strictStandard)
         #expect(try JSONValue.parse(carried) == inApp)

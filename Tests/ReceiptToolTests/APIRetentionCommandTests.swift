@@ -22,7 +22,9 @@ struct APIRetentionCommandTests {
     func png(width: Int, height: Int, colourType: UInt8 = 2) -> [UInt8] {
         func be32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
         let ihdr = Array("IHDR".utf8) + be32(width) + be32(height) + [8, colourType, 0, 0, 0]
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + be32(13) + ihdr + [0, 0, 0, 0] + be32(0) + Array("IEND".utf8) + [0, 0, 0, 0]
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + be32(13) + ihdr + [0, 0, 0, 0] + be32(0) + Array("IEND".utf8) + [
+            0, 0, 0, 0,
+        ]
     }
 
     @Test func retentionSubcommands_sendApplesRequests_andPrintTheAnswer() async throws {
@@ -32,15 +34,20 @@ struct APIRetentionCommandTests {
         let message = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
         let picture = png(width: 3840, height: 320)
         let imageFile = try write(picture, "full.png", in: world)
-        let upload = try await tool(["api", "retention", "image-upload", image, "--image", imageFile, "--image-size", "FULL_SIZE", "--json"] + common)
+        let upload = try await tool(
+            ["api", "retention", "image-upload", image, "--image", imageFile, "--image-size", "FULL_SIZE", "--json"] + common)
         #expect(upload.status == 0, "\(upload.stderr)")
         #expect(try APIToolWorld.lines(upload.stdout).first?["uploaded"] == .bool(true))
-        let body = #"{"header": "Before you go", "body": "Half price for three months.", "image": {"imageIdentifier": "\#(image)", "altText": "A calendar"}, "headerPosition": "ABOVE_IMAGE"}"#
+        let body =
+            #"{"header": "Before you go", "body": "Half price for three months.", "image": {"imageIdentifier": "\#(image)", "altText": "A calendar"}, "headerPosition": "ABOVE_IMAGE"}"#
         let bodyFile = try write(Array(body.utf8), "message.json", in: world)
         let sent = try await tool(["api", "retention", "message-upload", message, "--body", bodyFile] + common)
         #expect(sent.status == 0 && sent.stdout.contains("Message \(message) uploaded"), "\(sent.stderr)")
         let messages = try await tool(["api", "retention", "messages", "--json"] + common)
-        #expect(try APIToolWorld.lines(messages.stdout) == [.object([("messageIdentifier", .string(message)), ("messageState", .string("APPROVED"))])])
+        #expect(
+            try APIToolWorld.lines(messages.stdout) == [
+                .object([("messageIdentifier", .string(message)), ("messageState", .string("APPROVED"))])
+            ])
         let images = try await tool(["api", "retention", "images"] + common)
         #expect(images.stdout.contains("Image \"\(image)\" APPROVED FULL_SIZE"))
         let set = try await tool(["api", "retention", "default-set", "com.example.monthly", "en-US", message] + common)
