@@ -35,6 +35,39 @@ public enum AppStoreServerEndpoint: String, Sendable, Hashable, CaseIterable, Cu
     case extendRenewalDateForAllActiveSubscribers
     /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`.
     case renewalDateExtensionStatus
+    /// Retention Messaging: `PUT /inApps/v1/messaging/image/{imageIdentifier}` (Upload Image).
+    case uploadRetentionImage
+    /// Retention Messaging: `GET /inApps/v1/messaging/image/list` (Get Image List).
+    case retentionImageList
+    /// Retention Messaging: `DELETE /inApps/v1/messaging/image/{imageIdentifier}` (Delete Image).
+    case deleteRetentionImage
+    /// Retention Messaging: `PUT /inApps/v1/messaging/message/{messageIdentifier}` (Upload Message).
+    case uploadRetentionMessage
+    /// Retention Messaging: `GET /inApps/v1/messaging/message/list` (Get Message List).
+    case retentionMessageList
+    /// Retention Messaging: `DELETE /inApps/v1/messaging/message/{messageIdentifier}` (Delete Message).
+    case deleteRetentionMessage
+    /// Retention Messaging: `PUT /inApps/v1/messaging/default/{productId}/{locale}` (Configure
+    /// Default Message).
+    case configureDefaultRetentionMessage
+    /// Retention Messaging: `GET /inApps/v1/messaging/default/{productId}/{locale}` (Get Default
+    /// Message).
+    case defaultRetentionMessage
+    /// Retention Messaging: `DELETE /inApps/v1/messaging/default/{productId}/{locale}` (Delete
+    /// Default Message).
+    case deleteDefaultRetentionMessage
+    /// Advanced Commerce: `POST /advancedCommerce/v1/subscription/changePrice/{transactionId}`.
+    case advancedCommerceChangePrice
+    /// Advanced Commerce: `POST /advancedCommerce/v1/subscription/cancel/{transactionId}`.
+    case advancedCommerceCancel
+    /// Advanced Commerce: `POST /advancedCommerce/v1/subscription/changeMetadata/{transactionId}`.
+    case advancedCommerceChangeMetadata
+    /// Advanced Commerce: `POST /advancedCommerce/v1/subscription/migrate/{transactionId}`.
+    case advancedCommerceMigrate
+    /// Advanced Commerce: `POST /advancedCommerce/v1/subscription/revoke/{transactionId}`.
+    case advancedCommerceRevoke
+    /// Advanced Commerce: `POST /advancedCommerce/v1/transaction/requestRefund/{transactionId}`.
+    case advancedCommerceRequestRefund
 
     /// The name, for example `transactionHistory`.
     public var description: String { rawValue }

@@ -105,7 +105,7 @@ struct Call: Sendable {
             var headers = [
                 ("Authorization", "Bearer \(token.text)"), ("Accept", "application/json"), ("User-Agent", configuration.userAgent),
             ]
-            if body != nil { headers.append(("Content-Type", "application/json")) }
+            if body != nil { headers.append(("Content-Type", endpoint.requestContentType)) }
             let outcome = await client.transport.send(HTTPClientRequest(method: method, url: url, headers: headers, body: body))
             switch outcome {
             case .timedOut:
@@ -192,8 +192,43 @@ enum VerificationTextQuote {
 /// A JSON object of a response, read member by member with typed errors that say where.
 struct ResponseObject {
     let members: [(String, JSONValue)]
-    let call: Call
+    /// The call that received the body; nil for a body read on its own (``parsed(_:endpoint:)``).
+    let call: Call?
+    let endpoint: AppStoreServerEndpoint
     let path: String?
+
+    init(members: [(String, JSONValue)], call: Call, path: String?) {
+        self.members = members
+        self.call = call
+        self.endpoint = call.endpoint
+        self.path = path
+    }
+
+    init(members: [(String, JSONValue)], endpoint: AppStoreServerEndpoint, path: String?) {
+        self.members = members
+        self.call = nil
+        self.endpoint = endpoint
+        self.path = path
+    }
+
+    /// A body of `endpoint` read on its own, outside a call.
+    static func parsed(_ body: [UInt8], endpoint: AppStoreServerEndpoint) throws(AppStoreServerAPIError) -> ResponseObject {
+        let value: JSONValue
+        do throws(JSONError) {
+            value = try JSONValue.parse(body)
+        } catch {
+            throw AppStoreServerAPIError(code: .invalidResponse, endpoint: endpoint, reason: "the body is not strict JSON: \(error)")
+        }
+        guard case .object(let members) = value else {
+            throw AppStoreServerAPIError(code: .invalidResponse, endpoint: endpoint, reason: "the body is \(value.kindName), not an object")
+        }
+        return ResponseObject(members: members, endpoint: endpoint, path: nil)
+    }
+
+    func fail(_ code: AppStoreServerAPIError.Code, at location: String, _ reason: String) -> AppStoreServerAPIError {
+        call?.failure(code, at: location, reason)
+            ?? AppStoreServerAPIError(code: code, endpoint: endpoint, location: location, reason: reason)
+    }
 
     func location(_ name: String, _ at: String?) -> String {
         let base = at ?? path
@@ -208,11 +243,11 @@ struct ResponseObject {
     }
 
     func missing(_ name: String, _ at: String?) -> AppStoreServerAPIError {
-        call.failure(.invalidResponse, at: location(name, at), "the member is missing")
+        fail(.invalidResponse, at: location(name, at), "the member is missing")
     }
 
     func wrongType(_ name: String, _ at: String?, _ value: JSONValue, _ expected: String) -> AppStoreServerAPIError {
-        call.failure(.invalidResponse, at: location(name, at), "is \(value.kindName), expected \(expected)")
+        fail(.invalidResponse, at: location(name, at), "is \(value.kindName), expected \(expected)")
     }
 
     func string(_ name: String, required: Bool = false, at: String? = nil) throws(AppStoreServerAPIError) -> String? {
@@ -249,7 +284,7 @@ struct ResponseObject {
         var result: [String] = []
         for (index, element) in elements.enumerated() {
             guard case .string(let text) = element else {
-                throw call.failure(.invalidResponse, at: location("\(name)[\(index)]", at), "is \(element.kindName), expected a string")
+                throw fail(.invalidResponse, at: location("\(name)[\(index)]", at), "is \(element.kindName), expected a string")
             }
             result.append(text)
         }
@@ -264,9 +299,11 @@ struct ResponseObject {
         for (index, element) in elements.enumerated() {
             let here = location("\(name)[\(index)]", at)
             guard case .object(let members) = element else {
-                throw call.failure(.invalidResponse, at: here, "is \(element.kindName), expected an object")
+                throw fail(.invalidResponse, at: here, "is \(element.kindName), expected an object")
             }
-            result.append(ResponseObject(members: members, call: call, path: here))
+            result.append(
+                call.map { ResponseObject(members: members, call: $0, path: here) }
+                    ?? ResponseObject(members: members, endpoint: endpoint, path: here))
         }
         return result
     }
@@ -274,9 +311,9 @@ struct ResponseObject {
     /// `environment`, which must be the configured one when present.
     func environment() throws(AppStoreServerAPIError) -> Environment? {
         guard let text = try string("environment") else { return nil }
-        let expected = call.client.configuration.environment.payloadEnvironment
+        guard let expected = call?.client.configuration.environment.payloadEnvironment else { return Environment(rawValue: text) }
         guard text == expected.rawValue else {
-            throw call.failure(.invalidResponse, at: "environment", "the response is for \(text), the client expects \(expected.rawValue)")
+            throw fail(.invalidResponse, at: "environment", "the response is for \(text), the client expects \(expected.rawValue)")
         }
         return Environment(rawValue: text)
     }
@@ -284,9 +321,9 @@ struct ResponseObject {
     /// `bundleId`, which must be the configured one when present.
     func bundleID() throws(AppStoreServerAPIError) -> String? {
         guard let text = try string("bundleId") else { return nil }
-        let expected = call.client.configuration.bundleID
+        guard let expected = call?.client.configuration.bundleID else { return text }
         guard text == expected else {
-            throw call.failure(.invalidResponse, at: "bundleId", "the response is for \(text), the client expects \(expected)")
+            throw fail(.invalidResponse, at: "bundleId", "the response is for \(text), the client expects \(expected)")
         }
         return text
     }

@@ -31,10 +31,25 @@ extension AppStoreServerEndpoint {
         case .finishTransaction: ("POST", "/inApps/v1/transactions/{transactionId}/finish")
         case .extendRenewalDateForAllActiveSubscribers: ("POST", "/inApps/v1/subscriptions/extend/mass")
         case .renewalDateExtensionStatus: ("GET", "/inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}")
+        case .uploadRetentionImage: ("PUT", "/inApps/v1/messaging/image/{imageIdentifier}")
+        case .retentionImageList: ("GET", "/inApps/v1/messaging/image/list")
+        case .deleteRetentionImage: ("DELETE", "/inApps/v1/messaging/image/{imageIdentifier}")
+        case .uploadRetentionMessage: ("PUT", "/inApps/v1/messaging/message/{messageIdentifier}")
+        case .retentionMessageList: ("GET", "/inApps/v1/messaging/message/list")
+        case .deleteRetentionMessage: ("DELETE", "/inApps/v1/messaging/message/{messageIdentifier}")
+        case .configureDefaultRetentionMessage: ("PUT", "/inApps/v1/messaging/default/{productId}/{locale}")
+        case .defaultRetentionMessage: ("GET", "/inApps/v1/messaging/default/{productId}/{locale}")
+        case .deleteDefaultRetentionMessage: ("DELETE", "/inApps/v1/messaging/default/{productId}/{locale}")
+        case .advancedCommerceChangePrice: ("POST", "/advancedCommerce/v1/subscription/changePrice/{transactionId}")
+        case .advancedCommerceCancel: ("POST", "/advancedCommerce/v1/subscription/cancel/{transactionId}")
+        case .advancedCommerceChangeMetadata: ("POST", "/advancedCommerce/v1/subscription/changeMetadata/{transactionId}")
+        case .advancedCommerceMigrate: ("POST", "/advancedCommerce/v1/subscription/migrate/{transactionId}")
+        case .advancedCommerceRevoke: ("POST", "/advancedCommerce/v1/subscription/revoke/{transactionId}")
+        case .advancedCommerceRequestRefund: ("POST", "/advancedCommerce/v1/transaction/requestRefund/{transactionId}")
         }
     }
 
-    /// The HTTP method (`GET`, `POST`, `PUT`).
+    /// The HTTP method (`GET`, `POST`, `PUT`, `DELETE`).
     public var method: String { wire.method }
 
     /// The path template, for example `/inApps/v1/transactions/{transactionId}`.
@@ -94,11 +109,39 @@ extension AppStoreServerEndpoint {
         }
     }
 
-    /// Whether the request carries a JSON body.
+    /// Whether the request carries a body (JSON, or the PNG of Upload Image).
     public var hasRequestBody: Bool {
         switch self {
         case .notificationHistory, .sendConsumptionInformation, .extendSubscriptionRenewalDate, .sendConsumptionInformationV2,
-            .setAppAccountToken, .extendRenewalDateForAllActiveSubscribers:
+            .setAppAccountToken, .extendRenewalDateForAllActiveSubscribers, .uploadRetentionImage, .uploadRetentionMessage,
+            .configureDefaultRetentionMessage, .advancedCommerceChangePrice, .advancedCommerceCancel, .advancedCommerceChangeMetadata,
+            .advancedCommerceMigrate, .advancedCommerceRevoke, .advancedCommerceRequestRefund:
+            true
+        default: false
+        }
+    }
+
+    /// The `Content-Type` of the request body: `image/png` for Upload Image, `application/json`
+    /// for every other.
+    public var requestContentType: String {
+        self == .uploadRetentionImage ? "image/png" : "application/json"
+    }
+
+    /// Whether the endpoint belongs to the Retention Messaging API (its own rate table).
+    public var isRetentionMessaging: Bool {
+        switch self {
+        case .uploadRetentionImage, .retentionImageList, .deleteRetentionImage, .uploadRetentionMessage, .retentionMessageList,
+            .deleteRetentionMessage, .configureDefaultRetentionMessage, .defaultRetentionMessage, .deleteDefaultRetentionMessage:
+            true
+        default: false
+        }
+    }
+
+    /// Whether the endpoint belongs to the Advanced Commerce API.
+    public var isAdvancedCommerce: Bool {
+        switch self {
+        case .advancedCommerceChangePrice, .advancedCommerceCancel, .advancedCommerceChangeMetadata, .advancedCommerceMigrate,
+            .advancedCommerceRevoke, .advancedCommerceRequestRefund:
             true
         default: false
         }
@@ -106,7 +149,10 @@ extension AppStoreServerEndpoint {
 
     /// Apple's published limit in production, in requests per second ("Identifying rate
     /// limits"; Apple enforces it per app, hourly). Get Status of Subscription Renewal Date
-    /// Extensions is not in Apple's table; it is given the lowest published rate (1).
+    /// Extensions is not in Apple's table; it is given the lowest published rate (1). The
+    /// Retention Messaging API's own table: 10 for Configure Default Message, 1 for each other
+    /// endpoint. The Advanced Commerce API publishes no per-endpoint table; its calls are given
+    /// the App Store Server API's common rate (50).
     public var productionRequestsPerSecond: Double {
         switch self {
         case .transactionInfo, .transactionHistory, .subscriptionStatuses, .sendConsumptionInformation, .sendConsumptionInformationV2,
@@ -115,6 +161,13 @@ extension AppStoreServerEndpoint {
         case .extendSubscriptionRenewalDate, .setAppAccountToken: 20
         case .orderLookup, .refundHistory: 10
         case .extendRenewalDateForAllActiveSubscribers, .requestTestNotification, .testNotificationStatus, .renewalDateExtensionStatus: 1
+        case .configureDefaultRetentionMessage: 10
+        case .uploadRetentionImage, .retentionImageList, .deleteRetentionImage, .uploadRetentionMessage, .retentionMessageList,
+            .deleteRetentionMessage, .defaultRetentionMessage, .deleteDefaultRetentionMessage:
+            1
+        case .advancedCommerceChangePrice, .advancedCommerceCancel, .advancedCommerceChangeMetadata, .advancedCommerceMigrate,
+            .advancedCommerceRevoke, .advancedCommerceRequestRefund:
+            50
         }
     }
 

@@ -164,6 +164,10 @@ public final class SimulatedAppStoreServer: Sendable {
         public let rejection: String?
         /// The status answered.
         public let status: Int
+        /// The request body as received (empty when there was none).
+        public let body: [UInt8]
+        /// The request's `Content-Type`, if any.
+        public let contentType: String?
     }
 
     /// The configuration.
@@ -335,6 +339,8 @@ struct ServerState: Sendable {
     var consumption: [(transactionIdentifier: String, body: JSONValue)] = []
     var extensionAnswers: [String: [UInt8]] = [:]
     var extensionCounts: [String: Int] = [:]
+    var retention = RetentionState()
+    var advancedCommerce: [(operation: SimulatedAppStoreServer.Endpoint, transactionIdentifier: String, body: AdvancedCommerceRequest)] = []
 }
 
 /// An answer the routes build before it is written.

@@ -56,7 +56,7 @@ final class SimulatedServerHandler: HTTPHandler {
         }
         let recorded = SimulatedAppStoreServer.RecordedRequest(
             method: request.method, path: request.path, query: request.query, endpoint: route?.endpoint, bearerToken: token,
-            rejection: rejection, status: response.status)
+            rejection: rejection, status: response.status, body: request.body, contentType: request.header("Content-Type"))
         state.withLock { $0.requests.append(recorded) }
         return response
     }
@@ -210,6 +210,12 @@ final class SimulatedServerHandler: HTTPHandler {
             case .finishTransaction: return try finishTransaction(route.parameter)
             case .extendRenewalDateForAllActiveSubscribers: return try massExtend(request.body)
             case .renewalDateExtensionStatus: return try massExtensionStatus(route.arguments)
+            case .uploadRetentionImage, .retentionImageList, .deleteRetentionImage, .uploadRetentionMessage, .retentionMessageList,
+                .deleteRetentionMessage, .configureDefaultRetentionMessage, .defaultRetentionMessage, .deleteDefaultRetentionMessage:
+                return try retention(route, request)
+            case .advancedCommerceChangePrice, .advancedCommerceCancel, .advancedCommerceChangeMetadata, .advancedCommerceMigrate,
+                .advancedCommerceRevoke, .advancedCommerceRequestRefund:
+                return try advancedCommerce(route, request, &signer)
             }
         } catch let error as RouteError {
             return error.response

@@ -47,6 +47,25 @@ enum APICommand {
                                       requestIdentifier, productId, storefrontCountryCodes.
               extend-all-status <product-id> <request-id>
                                       Get Status of Subscription Renewal Date Extensions.
+              retention messages      Retention Messaging: Get Message List (id and state).
+              retention message-upload <uuid> --body <file.json>
+                                      Upload Message: header (1-66), body (1-144), image
+                                      {imageIdentifier, altText (150)}, bulletPoints (5),
+                                      headerPosition ABOVE_BODY|ABOVE_IMAGE.
+              retention message-delete <uuid>
+                                      Delete Message.
+              retention images        Get Image List (id, state, size).
+              retention image-upload <uuid> --image <file.png> [--image-size FULL_SIZE|BULLET_POINT]
+                                      Upload Image: a PNG without transparency (FULL_SIZE:
+                                      3840 wide, 160-2160 high).
+              retention image-delete <uuid>
+                                      Delete Image.
+              retention default <product-id> <locale>
+                                      Get Default Message.
+              retention default-set <product-id> <locale> <message-uuid>
+                                      Configure Default Message.
+              retention default-delete <product-id> <locale>
+                                      Delete Default Message.
 
             OPTIONS:
               --issuer-id <id>        The issuer id of the App Store Connect API key.
@@ -84,8 +103,10 @@ enum APICommand {
                                       default 180 days before --end).
               --end <date>            notifications: before this date (default now).
               --only-failures         notifications: only those that did not reach the server.
-              --body <file.json>      consumption, extend-all: the request body, validated before
-                                      anything is sent.
+              --body <file.json>      consumption, extend-all, retention message-upload: the
+                                      request body, validated before anything is sent.
+              --image <file.png>      retention image-upload: the PNG, checked before sending.
+              --image-size <size>     retention image-upload: FULL_SIZE or BULLET_POINT.
 
             Exit status: 0 when every payload verified, 1 for any error (HTTP, Apple's errorCode,
             a payload that does not verify: nothing is printed from a response with one forged
@@ -100,7 +121,7 @@ enum APICommand {
     static let arity: [String: (minimum: Int, maximum: Int?)] = [
         "history": (1, nil), "transaction": (1, nil), "statuses": (1, 1), "order": (1, 1), "refunds": (1, 1),
         "notifications": (0, 0), "test-notification": (0, 0), "app-transaction": (1, 1), "set-app-account-token": (2, 2),
-        "consumption": (1, 1), "finish": (1, 1), "extend-all": (0, 0), "extend-all-status": (2, 2),
+        "consumption": (1, 1), "finish": (1, 1), "extend-all": (0, 0), "extend-all-status": (2, 2), "retention": (1, 4),
     ]
 
     static var requests: Set<String> { Set(arity.keys) }
@@ -111,7 +132,7 @@ enum APICommand {
             valued: [
                 "--issuer-id", "--key-id", "--private-key", "--bundle-id", "--environment", "--base-url", "--anchor", "--timeout",
                 "--max-attempts", "--from-receipt", "--receipt-anchor", "--itunes-ca", "--wwdr-ca", "--product-id", "--product-type",
-                "--sort", "--revoked", "--status", "--start", "--end", "--body",
+                "--sort", "--revoked", "--status", "--start", "--end", "--body", "--image", "--image-size",
             ],
             flagNames: ["--json", "--unverified-receipt", "--only-failures", "--legacy-host"])
         guard let request = args.positional.first else { throw UsageError("missing request: \(requests.sorted().joined(separator: ", "))") }
@@ -124,9 +145,20 @@ enum APICommand {
             throw UsageError(minimum == 1 ? "\(request) needs an argument" : "\(request) needs \(minimum) arguments")
         }
         if let maximum, operands.count > maximum { throw UsageError("too many arguments") }
+        // Retention Messaging: its own operands and files, all checked before anything is sent.
+        if request == "retention" {
+            let plan = try RetentionRequests.plan(operands, args: args)
+            let client = try makeClient(args)
+            let lines = try RetentionRequests.run(plan, client: client, json: args.flag("--json"))
+            if !lines.isEmpty { printOut(lines.joined(separator: "\n")) }
+            return ExitStatus.success
+        }
+        if args.value("--image") != nil || args.value("--image-size") != nil {
+            throw UsageError("--image and --image-size are for retention image-upload")
+        }
         let bodyPath = args.value("--body")
         let takesBody = request == "consumption" || request == "extend-all"
-        if bodyPath != nil, !takesBody { throw UsageError("--body is for consumption and extend-all") }
+        if bodyPath != nil, !takesBody { throw UsageError("--body is for consumption, extend-all and retention message-upload") }
         if takesBody, bodyPath == nil { throw UsageError("\(request) needs --body <file.json>") }
         // Every local value is checked before the client is made and anything is sent.
         for (index, operand) in operands.enumerated() where !(request == "set-app-account-token" && index == 1) {
