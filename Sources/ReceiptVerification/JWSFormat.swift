@@ -79,6 +79,9 @@ public enum NestedToken: Sendable {
 public protocol AppStoreSignedPayload: JWSPayload {
     /// What the payload is, for messages (`transaction`).
     static var payloadName: String { get }
+    /// The kind a verifier of this type requires (``AppStorePayloadKind/mismatch(memberNames:)``
+    /// decides whether a payload is of it).
+    static var payloadKind: AppStorePayloadKind { get }
     /// What ``ValidationTime/signedDate`` means for this type, for messages (`the signedDate`).
     static var validationDateName: String { get }
     /// The date ``ValidationTime/signedDate`` means for this payload.
@@ -97,6 +100,8 @@ extension AppStoreSignedPayload {
 }
 
 extension JWSTransaction: AppStoreSignedPayload {
+    /// ``AppStorePayloadKind/transaction``.
+    public static var payloadKind: AppStorePayloadKind { .transaction }
     /// `transaction`.
     public static var payloadName: String { "transaction" }
     /// `signedDate`.
@@ -111,6 +116,8 @@ extension JWSTransaction: AppStoreSignedPayload {
 }
 
 extension JWSRenewalInfo: AppStoreSignedPayload {
+    /// ``AppStorePayloadKind/renewalInfo``.
+    public static var payloadKind: AppStorePayloadKind { .renewalInfo }
     /// `renewal info`.
     public static var payloadName: String { "renewal info" }
     /// `signedDate`.
@@ -125,6 +132,8 @@ extension JWSRenewalInfo: AppStoreSignedPayload {
 }
 
 extension AppTransaction: AppStoreSignedPayload {
+    /// ``AppStorePayloadKind/appTransaction``.
+    public static var payloadKind: AppStorePayloadKind { .appTransaction }
     /// `app transaction`.
     public static var payloadName: String { "app transaction" }
     /// `the receiptCreationDate`.
@@ -141,6 +150,8 @@ extension AppTransaction: AppStoreSignedPayload {
 }
 
 extension NotificationPayload: AppStoreSignedPayload {
+    /// ``AppStorePayloadKind/notification``.
+    public static var payloadKind: AppStorePayloadKind { .notification }
     /// `notification`.
     public static var payloadName: String { "notification" }
     /// `the signedDate (or, for early-2022 notifications that have none, the signed transaction's)`.
@@ -148,9 +159,13 @@ extension NotificationPayload: AppStoreSignedPayload {
 
     /// `signedDate`; for early-2022 notifications that carry none, the `signedDate` of the signed
     /// transaction they carry (the same signature covers that token's text).
+    ///
+    /// That fallback reads the nested token's `signedDate` before anything is verified, only to
+    /// choose the validation time; the nested token is verified afterwards like any other.
     public var validationDate: JWSDate? {
         if let signedDate { return signedDate }
-        return (try? data?.signedTransactionInfo?.decodeUnverified())?.signedDate
+        guard let token = data?.signedTransactionInfo?.token, let jws = try? CompactJWS(token) else { return nil }
+        return (try? JWSTransaction(jsonPayload: jws.unverifiedPayload, limits: .default))?.signedDate
     }
 
     /// Bundle id, app Apple id and environment, from `data`, `summary`, `externalPurchaseToken`
@@ -287,7 +302,7 @@ public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
             jws = input.jws
         }
         do throws(JWSError) {
-            return .success(SignedJWS(jws: jws, value: try jws.decodeUnverifiedPayload(as: Value.self)))
+            return .success(SignedJWS(jws: jws, value: try jws.decodePayloadToVerify(as: Value.self)))
         } catch {
             return .failure(FormatParseFailure("the payload is not a \(Value.payloadName): \(error)"))
         }
@@ -318,11 +333,14 @@ public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
     /// `the signedDate` (an app transaction: `the receiptCreationDate`).
     public var signedDateName: String { Value.validationDateName }
 
-    /// Algorithm, certificate count, signer certificate, key and signature.
-    public var requiredChecks: [VerificationCheck.Name] { [.algorithm, .certificateCount, .signerCertificate, .signerKey, .signature] }
+    /// Kind, algorithm, `crit`, certificate count, signer certificate, key and signature.
+    public var requiredChecks: [VerificationCheck.Name] {
+        [.kind, .algorithm, .crit, .certificateCount, .signerCertificate, .signerKey, .signature]
+    }
 
-    /// The header, the leaf and the ES256 signature.
+    /// The payload's kind, the header, the leaf and the ES256 signature.
     public func checkSignature(of signed: SignedJWS<Value>, in run: inout VerificationRun) -> SignedBy? {
+        JWSKindCheck.record(Value.payloadKind, of: signed.jws, in: &run)
         let header = signed.jws.header
         let algorithm = header.algorithm
         guard algorithm == .es256 else {
@@ -330,6 +348,7 @@ public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
             return nil
         }
         run.record(.algorithm, true, "ES256")
+        guard JWSKindCheck.recordCrit(of: header, in: &run) else { return nil }
 
         let chain = header.certificateChain ?? []
         let count = chain.count
@@ -493,76 +512,6 @@ enum JWSClaimChecks {
     static func deviceVerification(nonce: String, id: String) -> String? {
         guard let digest = try? Digest.hash(.sha384, Array((nonce.lowercased() + id.lowercased()).utf8)) else { return nil }
         return Base64.encode(digest)
-    }
-
-    /// Verifies each nested token with the same machinery, policy, limits and requested time,
-    /// records one check per token, then their agreement with the outer payload.
-    static func verifyNested<Outer: AppStoreSignedPayload>(
-        _ tokens: [NestedToken], outer: AppStoreClaims, format: JWSFormat<Outer>, expectations: JWSExpectations,
-        in run: inout VerificationRun
-    ) {
-        var transaction: JWSTransaction?
-        var renewal: JWSRenewalInfo?
-        var problems: [String] = []
-        func agree(_ name: String, _ inner: AppStoreClaims) {
-            if inner.carried.contains(.bundleIdentifier), let a = inner.bundleIdentifier, let b = outer.bundleIdentifier, a != b {
-                problems.append("the \(name) is for \(a), the notification for \(b)")
-            }
-            if let a = inner.environment, let b = outer.environment, a.rawValue.lowercased() != b.rawValue.lowercased() {
-                problems.append("the \(name) is in \(a.rawValue), the notification in \(b.rawValue)")
-            }
-        }
-        for token in tokens {
-            switch token {
-            case .transaction(let nested):
-                let verdict = nestedVerdict(nested, format: format, in: &run)
-                record(.signedTransactionInfo, verdict, in: &run)
-                if let value = verdict.payload?.value {
-                    transaction = value
-                    agree("signed transaction", value.claims)
-                }
-            case .renewalInfo(let nested):
-                let verdict = nestedVerdict(nested, format: format, in: &run)
-                record(.signedRenewalInfo, verdict, in: &run)
-                if let value = verdict.payload?.value {
-                    renewal = value
-                    agree("signed renewal info", value.claims)
-                }
-            case .appTransaction(let nested):
-                let verdict = nestedVerdict(nested, format: format, in: &run)
-                record(.signedAppTransactionInfo, verdict, in: &run)
-                if let value = verdict.payload?.value { agree("signed app transaction", value.claims) }
-            }
-        }
-        if let transaction, let renewal, let a = renewal.originalTransactionId, let b = transaction.originalTransactionId, a != b {
-            problems.append("the renewal info is for original transaction \(a), the transaction for \(b)")
-        }
-        let count = tokens.count
-        let found = problems
-        run.record(
-            .nestedAgreement, found.isEmpty,
-            found.isEmpty
-                ? count == 1 ? "the nested token agrees with the notification" : "\(count) nested tokens agree with the notification"
-                : found.joined(separator: "; "))
-    }
-
-    static func nestedVerdict<Inner: AppStoreSignedPayload, Outer: AppStoreSignedPayload>(
-        _ nested: NestedJWS<Inner>, format: JWSFormat<Outer>, in run: inout VerificationRun
-    ) -> Verdict<SignedJWS<Inner>> {
-        let verifier = SignedDataVerifier(
-            format: JWSFormat<Inner>(policy: format.policy, limits: format.limits, headerCache: format.headerCache),
-            machinery: run.machinery)
-        return verifier.verify(Array(nested.token.utf8), expecting: .none, at: run.requestedTime)
-    }
-
-    static func record<Inner>(_ name: VerificationCheck.Name, _ verdict: Verdict<SignedJWS<Inner>>, in run: inout VerificationRun) {
-        if verdict.isValid {
-            let time = verdict.validationTime.map { " at \(VerificationText.rfc3339($0))" } ?? ""
-            run.record(name, true, "verified (\(verdict.checks.count) checks\(time))")
-        } else {
-            let failure = verdict.firstFailure
-            run.record(name, false, failure.map { "\($0.name): \($0.reason)" } ?? "a required check did not run")
-        }
     }
 }
 

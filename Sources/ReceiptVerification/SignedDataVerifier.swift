@@ -194,6 +194,8 @@ public struct VerificationRun: Sendable {
     /// The validation time the caller asked for (nested verifications use it too).
     public let requestedTime: ValidationTime
     let machinery: ChainMachinery
+    /// The nested tokens a format verified in this run, handed to the verdict.
+    var verifiedNested = VerifiedNestedTokens.none
     /// The signer looked up or parsed last, with the chains the cache holds for it.
     var signerEntry: (key: ChainCache.Key?, chains: [ChainCache.ValidatedChain])?
 
@@ -510,7 +512,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
             checks: run.checks, required: requiredChecks, requiredPolicies: signed?.policy.requiredNames ?? [], unchecked: unchecked,
             payload: payload, chain: validatedChain,
             validationTime: validationTime, requestedTime: requestedTime, signature: signed?.signature,
-            assurance: assurance)
+            assurance: assurance, nested: run.verifiedNested)
     }
 }
 

@@ -12,10 +12,12 @@ public import ReceiptVerification
 ///    ``NotificationReceiverOutcome/rejected(_:)`` naming the check `VerificationCheck.Name.body`.
 /// 2. The token is verified with ``verifier`` against ``expectations`` at ``validationTime``: the
 ///    outer JWS and its nested signed transaction and renewal info in one call (signature, chain to a
-///    pinned anchor, policy, bundle id, app Apple id on production, environment, agreement of the
-///    nested tokens). An invalid verdict is rejected with its first failed check.
+///    pinned anchor, policy, kind — a renewal info or a notification where the transaction belongs
+///    fails —, bundle id (a nested transaction must carry the notification's), app Apple id on
+///    production, environment, agreement of the nested tokens). An invalid verdict is rejected
+///    with its first failed check.
 /// 3. A notification without `notificationUUID` is rejected (`VerificationCheck.Name.notificationUUID`).
-/// 4. The row (``StoredNotification``) is stored; the outcome is
+/// 4. The row (``StoredNotification``), built from the verdict's verified values, is stored; the outcome is
 ///    ``NotificationReceiverOutcome/accepted(_:)`` or ``NotificationReceiverOutcome/duplicate(_:)``
 ///    only after the store returned, which is after its commit is durable; a store failure is
 ///    ``NotificationReceiverOutcome/unavailable(_:)`` (the sender must retry; Apple does), except a
@@ -57,15 +59,14 @@ public struct NotificationReceiver: Sendable {
         case .failure(let rejection): return .rejected(rejection)
         }
         let verdict = verifier.verify(Array(token.utf8), expecting: expectations, at: validationTime)
-        guard verdict.isValid, let payload: NotificationPayload = verdict.value() else {
+        guard verdict.isValid else {
             let failure = verdict.firstFailure
             return .rejected(
                 NotificationRejection(
                     check: failure?.name ?? .parse, reason: failure?.reason ?? "a check the policy requires did not run",
                     notificationUUID: nil))
         }
-        guard let row = StoredNotification(payload: payload, signedPayload: token, receivedDate: clock(), limits: verifier.format.limits)
-        else {
+        guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: clock()) else {
             return .rejected(NotificationRejection(check: .notificationUUID, reason: "the notification has no notificationUUID"))
         }
         do throws(NotificationStoreError) {

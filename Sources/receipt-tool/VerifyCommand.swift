@@ -26,7 +26,8 @@ enum VerifyCommand {
                                        [--app-apple-id <id>] [--max-age <seconds>]
                                        [--device-verification-id <uuid>]
                                        [--app-account-token <uuid>]
-                                       [--at signed|now|<date>] [--json] [--jobs <n>]
+                                       [--at signed|now|<date>] [--kind <kind>]
+                                       [--json] [--jobs <n>]
 
             ARGUMENTS:
               <input>       A receipt file (DER, BER, a legacy iOS 6 transaction receipt, base64
@@ -81,6 +82,12 @@ enum VerifyCommand {
                                       payload's deviceVerification must be bound to.
               --app-account-token <uuid>
                                       Signed data: the appAccountToken the payload must carry.
+              --kind <kind>           What every input must be: receipt, transaction-receipt,
+                                      transaction, renewal, app-transaction or notification. An
+                                      input of another kind fails the check 'kind'. Without it
+                                      the kind is detected (a payload of no known kind, such as
+                                      a renewal info with only environment and signedDate, needs
+                                      --kind).
               --json                  One JSON object per input, one per line; the summary goes
                                       to standard error.
               --jobs <n>              Inputs verified at once (default: the number of cores).
@@ -99,7 +106,7 @@ enum VerifyCommand {
             valued: [
                 "--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs",
                 "--product-id", "--itunes-ca", "--wwdr-ca", "--app-apple-id", "--max-age", "--device-verification-id",
-                "--app-account-token",
+                "--app-account-token", "--kind",
             ],
             flagNames: ["--json"])
         guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
@@ -286,7 +293,11 @@ enum VerifyCommand {
         if let outcome = signedData.verify(item.label, bytes, time: time, json: json) {
             return outcome
         }
-        if case .transactionReceipt? = try? ReceiptInput.detect(bytes) {
+        let family = ForcedKind.receiptFamily(of: bytes)
+        if let forced = signedData.forcedKind, let family, forced != family {
+            return forced.mismatch(item.label, found: family.described, json: json)
+        }
+        if family == .transactionReceipt || signedData.forcedKind == .transactionReceipt {
             return legacy.verify(item.label, bytes, time: time, json: json)
         }
         let verdict = verifier.verify(bytes, expecting: expectations, at: time)

@@ -150,7 +150,7 @@ enum JWSToolHelpers {
         #expect(transaction["validation_time"] == .string("2022-11-04T11:01:25.499Z"))
         #expect(transaction["chain"]?.arrayValue?.count == 3)
         let names = transaction["checks"]?.arrayValue?.compactMap { $0["name"] } ?? []
-        #expect(Array(names.prefix(4)) == ["parse", "trustAnchors", "algorithm", "certificateCount"].map(JSONValue.string))
+        #expect(Array(names.prefix(4)) == ["parse", "trustAnchors", "kind", "algorithm"].map(JSONValue.string))
         #expect(transaction["checks"]?.arrayValue?.allSatisfy { $0["passed"] == .bool(true) && $0["reason"]?.stringValue != nil } == true)
         #expect(transaction["unchecked"]?.arrayValue?.contains(.string("bundleIdentifier")) == true)
         let notification = lines[3]

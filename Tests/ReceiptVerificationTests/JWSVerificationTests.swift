@@ -106,7 +106,7 @@ import Testing
         #expect(matching.unchecked.isEmpty == false)
         let notification = try #require(matching.value() as NotificationPayload?)
         #expect(notification.notificationType == .consumptionRequest)
-        #expect(try notification.data?.signedTransactionInfo?.decodeUnverified().transactionId == "510001261072921")
+        #expect(matching.nested.transaction?.value.transactionId == "510001261072921")
 
         let wrongApp = verifier.verify(bytes, expecting: JWSExpectations(appAppleId: 1))
         #expect(wrongApp.failures.map(\.name) == [.appAppleId])
@@ -244,8 +244,9 @@ import Testing
         #expect(verdict.isValid, "\(verdict.summary)")
         #expect(
             verdict.checks.map(\.name) == [
-                .parse, .trustAnchors, .algorithm, .certificateCount, .signerCertificate, .signerKey, .signature, .validationTime, .chain,
-                .pinnedAnchor, .chainLength, .leafMarker, .intermediateMarker, .bundleIdentifier,
+                .parse, .trustAnchors, .kind, .algorithm, .crit, .certificateCount, .signerCertificate, .signerKey, .signature,
+                .validationTime, .chain, .pinnedAnchor, .chainLength, .leafMarker, .intermediateMarker, .keyUsage, .basicConstraints,
+                .bundleIdentifier,
             ])
         #expect(verdict.signature == SignatureSummary(algorithm: .ecdsa(.sha256)))
     }
