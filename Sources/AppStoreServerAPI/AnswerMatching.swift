@@ -57,13 +57,15 @@ enum AnswerMatching {
         if let start = request.startDate {
             let bound = milliseconds(start)
             guard let purchased, purchased >= bound else {
-                throw mismatch(call, at: location, "purchaseDate \(shown(transaction.purchaseDate)) is before the requested startDate \(bound)")
+                throw mismatch(
+                    call, at: location, "purchaseDate \(shown(transaction.purchaseDate)) is before the requested startDate \(bound)")
             }
         }
         if let end = request.endDate {
             let bound = milliseconds(end)
             guard let purchased, purchased < bound else {
-                throw mismatch(call, at: location, "purchaseDate \(shown(transaction.purchaseDate)) is not before the requested endDate \(bound)")
+                throw mismatch(
+                    call, at: location, "purchaseDate \(shown(transaction.purchaseDate)) is not before the requested endDate \(bound)")
             }
         }
         if !request.productIDs.isEmpty, !request.productIDs.contains(where: { $0 == transaction.productId }) {
@@ -90,7 +92,10 @@ enum AnswerMatching {
         }
         if let revoked = request.revoked, revoked != (transaction.revocationDate != nil) {
             throw mismatch(
-                call, at: location, revoked ? "the transaction is not revoked, only revoked ones were requested" : "the transaction is revoked, revoked ones were excluded")
+                call, at: location,
+                revoked
+                    ? "the transaction is not revoked, only revoked ones were requested"
+                    : "the transaction is revoked, revoked ones were excluded")
         }
     }
 
@@ -108,7 +113,8 @@ enum AnswerMatching {
     static func testNotification(_ notification: NotificationPayload, at location: String, _ call: Call) throws(AppStoreServerAPIError) {
         guard notification.notificationType == .test else {
             throw mismatch(
-                call, at: location, "the test notification status carries a \(quoted(notification.notificationType?.rawValue)) notification, not TEST")
+                call, at: location,
+                "the test notification status carries a \(quoted(notification.notificationType?.rawValue)) notification, not TEST")
         }
     }
 
@@ -125,7 +131,8 @@ enum AnswerMatching {
         }
         if let type = request.notificationType, notification.notificationType != type {
             throw mismatch(
-                call, at: location, "notificationType \(quoted(notification.notificationType?.rawValue)) is not the requested \(type.rawValue)")
+                call, at: location,
+                "notificationType \(quoted(notification.notificationType?.rawValue)) is not the requested \(type.rawValue)")
         }
         if let subtype = request.notificationSubtype, notification.subtype != subtype {
             throw mismatch(call, at: location, "subtype \(quoted(notification.subtype?.rawValue)) is not the requested \(subtype.rawValue)")

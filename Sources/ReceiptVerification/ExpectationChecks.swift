@@ -46,8 +46,9 @@ extension JWSClaimChecks {
     /// ``JWSExpectations/maximumAge`` (check ``VerificationCheck/Name/maximumAge``) and
     /// ``JWSExpectations/maximumFutureSkew`` (check ``VerificationCheck/Name/signedDate``), both
     /// against the verifier's clock.
-    static func checkFreshness(_ expectations: JWSExpectations, _ claims: AppStoreClaims, payloadName: String, in run: inout VerificationRun)
-    {
+    static func checkFreshness(
+        _ expectations: JWSExpectations, _ claims: AppStoreClaims, payloadName: String, in run: inout VerificationRun
+    ) {
         let now = run.clockTime()
         let signed = claims.signedDate?.date
         let readable = now.timeIntervalSince1970.isFinite && VerificationText.isRepresentable(now)
@@ -70,7 +71,9 @@ extension JWSClaimChecks {
             if tooFar(age) {
                 run.record(
                     name, false,
-                    written: "signed \(signedText), \(Self.seconds(age.magnitude)) s \(direction) the verifier's clock \(nowText), more than \(Self.seconds(limit)) s")
+                    written:
+                        "signed \(signedText), \(Self.seconds(age.magnitude)) s \(direction) the verifier's clock \(nowText), more than \(Self.seconds(limit)) s"
+                )
             } else {
                 run.record(name, true, written: "signed \(signedText), within \(Self.seconds(limit)) s of the verifier's clock \(nowText)")
             }

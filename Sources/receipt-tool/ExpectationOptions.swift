@@ -57,7 +57,8 @@ struct ExpectationOptions: Sendable {
         Option(
             name: "--environment", appReceipt: true, transactionReceipt: true, claim: .environment, anyJWS: false,
             appliesTo: "every input that names its environment"),
-        Option(name: "--product-id", appReceipt: false, transactionReceipt: true, claim: nil, anyJWS: false, appliesTo: "transaction receipts"),
+        Option(
+            name: "--product-id", appReceipt: false, transactionReceipt: true, claim: nil, anyJWS: false, appliesTo: "transaction receipts"),
         Option(
             name: "--app-apple-id", appReceipt: false, transactionReceipt: false, claim: .appAppleId, anyJWS: false,
             appliesTo: "app transactions and notifications"),

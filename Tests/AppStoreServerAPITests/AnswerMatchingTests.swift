@@ -117,7 +117,8 @@ struct AnswerMatchingTests {
                 .array([
                     .object([
                         ("status", .number("2")), ("originalTransactionId", .string(item.originalTransactionId)),
-                        ("signedTransactionInfo", .string(token(item.transaction))), ("signedRenewalInfo", .string(token(item.renewalInfo))),
+                        ("signedTransactionInfo", .string(token(item.transaction))),
+                        ("signedRenewalInfo", .string(token(item.renewalInfo))),
                     ])
                 ])
             ),

@@ -393,7 +393,8 @@ import Testing
         #expect(appleID.check(.notApplicable)?.reason.hasPrefix("appAppleId does not apply to a transaction") == true)
         #expect(!appleID.unchecked.contains(.appAppleId))
         // A notification carries neither an app account token nor a device verification.
-        let notification = #"{"notificationType":"TEST","notificationUUID":"6c2d8c1e-0000-4000-8000-000000000001","data":{"bundleId":"com.example.app","environment":"Sandbox"},"signedDate":1733000000000}"#
+        let notification =
+            #"{"notificationType":"TEST","notificationUUID":"6c2d8c1e-0000-4000-8000-000000000001","data":{"bundleId":"com.example.app","environment":"Sandbox"},"signedDate":1733000000000}"#
         let notificationToken = try signed(pki, notification)
         let notifications = NotificationVerifier(anchors: [pki.root], cache: nil)
         let expectations = JWSExpectations(
@@ -402,7 +403,8 @@ import Testing
         let refused = notifications.verify(token: notificationToken, expecting: expectations)
         #expect(!refused.isValid)
         let reasons = refused.failures.filter { $0.name == .notApplicable }.map(\.reason)
-        #expect(reasons.count == 2 && reasons[0].hasPrefix("deviceVerificationID ") && reasons[1].hasPrefix("appAccountToken "), "\(reasons)")
+        #expect(
+            reasons.count == 2 && reasons[0].hasPrefix("deviceVerificationID ") && reasons[1].hasPrefix("appAccountToken "), "\(reasons)")
         #expect(refused.check(.bundleIdentifier)?.passed == true, "what applies is still checked")
         let restricted = notifications.verify(token: notificationToken, expecting: expectations.applicable(to: NotificationPayload.self))
         #expect(restricted.isValid, "\(restricted.summary)")
