@@ -56,7 +56,10 @@ public struct AppStoreServerEnvironment: Sendable, Hashable, CustomStringConvert
 ///   ``Configuration/anchors`` and must name the configured bundle id and environment; the
 ///   response's own `bundleId` and `environment` must too. One value that fails makes the whole
 ///   call fail with ``AppStoreServerAPIError/Code/verificationFailed``: there is no partial
-///   success, and the paging calls return nothing from earlier pages either.
+///   success, and the paging calls return nothing from earlier pages either. Each answer must
+///   also match its request (the transaction asked for, the filters asked for, a TEST test
+///   notification, notifications in the requested range), or the call fails the same way with the
+///   check ``ReceiptVerification/VerificationCheck/Name/answerMatchesRequest``.
 /// - **Errors**: Apple's `errorCode` is kept as an ``APIErrorCode`` with the HTTP status. HTTP 429
 ///   and 5xx are retried (``RetryPolicy``), waiting at least what `Retry-After` asks; each HTTP
 ///   attempt has ``Configuration/timeout`` and a bounded body.
@@ -165,7 +168,9 @@ public final class AppStoreServerAPIClient: Sendable {
         let body = try await call.send()
         let response = try call.object(body)
         let token = try response.string("signedTransactionInfo", required: true) ?? ""
-        return try verifier.verify(token, as: JWSTransaction.self, at: "signedTransactionInfo", call)
+        let signed = try verifier.verify(token, as: JWSTransaction.self, at: "signedTransactionInfo", call)
+        try AnswerMatching.transaction(signed.value, requested: transactionID, at: "signedTransactionInfo", call)
+        return signed
     }
 
     /// Get Transaction History (v2), one page: `revision` nil for the first page.
@@ -189,6 +194,9 @@ public final class AppStoreServerAPIClient: Sendable {
         let appAppleId = try response.int64("appAppleId")
         let tokens = try response.strings("signedTransactions")
         let transactions = try verifier.verifyAll(tokens, as: JWSTransaction.self, field: "signedTransactions", call)
+        for (index, signed) in transactions.enumerated() {
+            try AnswerMatching.historyTransaction(signed.value, request: request, at: "signedTransactions[\(index)]", call)
+        }
         return TransactionHistoryPage(
             revision: try response.string("revision", required: true) ?? "", hasMore: try response.bool("hasMore", required: true) ?? false,
             bundleId: bundleId, appAppleId: appAppleId, environment: environment, transactions: transactions)
@@ -218,6 +226,7 @@ public final class AppStoreServerAPIClient: Sendable {
         transactionID: String, status: [SubscriptionStatus] = []
     ) async throws(AppStoreServerAPIError) -> SubscriptionStatuses {
         let query = status.map { ("status", String($0.rawValue)) }
+        let wanted = status
         let call = try Call(self, .subscriptionStatuses, arguments: [transactionID], query: query)
         let response = try call.object(try await call.send())
         let environment = try response.environment()
@@ -232,6 +241,7 @@ public final class AppStoreServerAPIClient: Sendable {
                 let path = "\(groupPath).lastTransactions[\(itemIndex)]"
                 let original = try item.string("originalTransactionId", required: true, at: path) ?? ""
                 let status = try item.int64("status", required: true, at: path) ?? 0
+                try AnswerMatching.status(SubscriptionStatus(rawValue: status), wanted: wanted, at: path + ".status", call)
                 let transactionToken = try item.string("signedTransactionInfo", required: true, at: path) ?? ""
                 let renewalToken = try item.string("signedRenewalInfo", required: true, at: path) ?? ""
                 let transaction = try verifier.verify(transactionToken, as: JWSTransaction.self, at: path + ".signedTransactionInfo", call)
@@ -317,6 +327,7 @@ public final class AppStoreServerAPIClient: Sendable {
             let token = try item.string("signedPayload", required: true, at: path) ?? ""
             let attempts = try Self.sendAttempts(item, at: path)
             let notification = try verifier.verify(token, as: NotificationPayload.self, at: path + ".signedPayload", call)
+            try AnswerMatching.historyNotification(notification.value, request: request, at: path + ".signedPayload", call)
             items.append(NotificationHistoryItem(notification: notification, sendAttempts: attempts))
         }
         return NotificationHistoryPage(
@@ -359,6 +370,7 @@ public final class AppStoreServerAPIClient: Sendable {
         let payload = try response.string("signedPayload", required: true) ?? ""
         let attempts = try Self.sendAttempts(response, at: nil)
         let notification = try verifier.verify(payload, as: NotificationPayload.self, at: "signedPayload", call)
+        try AnswerMatching.testNotification(notification.value, at: "signedPayload", call)
         return TestNotificationStatus(notification: notification, sendAttempts: attempts)
     }
 

@@ -90,6 +90,9 @@ public protocol AppStoreSignedPayload: JWSPayload {
     var claims: AppStoreClaims { get }
     /// The tokens nested in this payload, verified with it.
     var nestedTokens: [NestedToken] { get }
+    /// The claims every payload of this type carries (``AppStoreClaims/carried``): an expectation
+    /// about any other claim does not apply to it and fails ``VerificationCheck/Name/notApplicable``.
+    static var carriedClaims: Set<AppStoreClaims.Kind> { get }
 }
 
 extension AppStoreSignedPayload {
@@ -207,8 +210,10 @@ extension NotificationPayload: AppStoreSignedPayload {
 }
 
 /// What an App Store JWS must say, beyond being validly signed. Every property left `nil` is not
-/// checked and is listed in ``Verdict/unchecked``; an expectation about a claim the payload type
-/// does not carry (a bundle id of renewal info) is listed there too.
+/// checked and is listed in ``Verdict/unchecked``. An expectation about a claim the payload type
+/// does not carry (a bundle id of renewal info, an app account token of a notification) is
+/// refused: the verdict fails ``VerificationCheck/Name/notApplicable`` naming it. One type serves
+/// every JWS kind, so ``applicable(to:)`` keeps only what a kind carries.
 public struct JWSExpectations: Sendable, Hashable {
     /// The bundle identifier, compared exactly.
     public var bundleIdentifier: String?
@@ -218,9 +223,12 @@ public struct JWSExpectations: Sendable, Hashable {
     /// The environments allowed (`Production`, `Sandbox`, `Xcode`, `LocalTesting`), compared
     /// without regard to case.
     public var environments: Set<Environment>?
-    /// The most seconds the signed date may lie before the validation time.
+    /// The most seconds the signed date may lie before the verifier's clock (the present, or the
+    /// clock given to the verifier), whatever the validation time: check
+    /// ``VerificationCheck/Name/maximumAge``.
     public var maximumAge: TimeInterval?
-    /// The most seconds the signed date may lie after the validation time.
+    /// The most seconds the signed date may lie after the verifier's clock: check
+    /// ``VerificationCheck/Name/signedDate``.
     public var maximumFutureSkew: TimeInterval?
     /// The device verification id (a UUID, any case) the payload's `deviceVerification` must be
     /// bound to: base64(SHA-384(lower-cased nonce ‖ lower-cased id)).
@@ -420,6 +428,9 @@ enum JWSClaimChecks {
         _ expectations: JWSExpectations, _ claims: AppStoreClaims, payloadName: String, at time: Date?, in run: inout VerificationRun
     ) -> [VerificationCheck.Name] {
         var unchecked: [VerificationCheck.Name] = []
+        // An expectation about a claim this payload type does not carry is refused, never dropped.
+        let refused = ExpectationRefusal.refusals(expectations, carried: claims.carried, payloadName: payloadName)
+        for refusal in refused { run.record(.notApplicable, false, written: refusal) }
         // Bundle id.
         if let expected = expectations.bundleIdentifier, claims.carried.contains(.bundleIdentifier) {
             let actual = claims.bundleIdentifier
@@ -428,7 +439,7 @@ enum JWSClaimChecks {
                 actual == expected
                     ? expected
                     : "the \(payloadName) is for \(VerificationText.quoted(actual)), expected \(VerificationText.quoted(expected))")
-        } else {
+        } else if expectations.bundleIdentifier == nil {
             unchecked.append(.bundleIdentifier)
         }
         // Environment.
@@ -442,10 +453,11 @@ enum JWSClaimChecks {
                     ? environment?.rawValue ?? ""
                     : environment.map { "the \(payloadName) is for \($0.rawValue), allowed: \(names)" }
                         ?? "the \(payloadName) names no environment, allowed: \(names)")
-        } else {
+        } else if expectations.environments == nil {
             unchecked.append(.environment)
         }
-        // App Apple id, on production payloads only.
+        // App Apple id, on production payloads only (as Apple does: sandbox payloads carry none
+        // or a placeholder, so there it is listed as unchecked).
         if let expected = expectations.appAppleId, claims.carried.contains(.appAppleId),
             environment?.rawValue.lowercased() == Environment.production.rawValue.lowercased()
         {
@@ -454,28 +466,13 @@ enum JWSClaimChecks {
                 .appAppleId, actual == expected,
                 actual == expected
                     ? "\(expected)" : "the \(payloadName) is for app \(actual.map(String.init) ?? "(none)"), expected \(expected)")
-        } else {
+        } else if expectations.appAppleId == nil || claims.carried.contains(.appAppleId) {
             unchecked.append(.appAppleId)
         }
-        // Freshness.
+        // Freshness, against the verifier's clock (never the validation time: at the default, the
+        // payload's own signed date, every payload would be 0 s old).
         if expectations.maximumAge != nil || expectations.maximumFutureSkew != nil {
-            if let signed = claims.signedDate?.date, let time {
-                let age = time.timeIntervalSince(signed)
-                var problems: [String] = []
-                if let maximum = expectations.maximumAge, age > maximum {
-                    problems.append("signed \(Int(age)) s before the validation time, more than \(Int(maximum)) s")
-                }
-                if let skew = expectations.maximumFutureSkew, -age > skew {
-                    problems.append("signed \(Int(-age)) s after the validation time, more than \(Int(skew)) s")
-                }
-                let text = VerificationText.rfc3339(signed)
-                let found = problems
-                run.record(.signedDate, found.isEmpty, found.isEmpty ? "signed \(text)" : found.joined(separator: "; "))
-            } else {
-                run.record(
-                    .signedDate, false,
-                    time == nil ? "no validation time to compare the signed date with" : "the \(payloadName) has no signedDate")
-            }
+            checkFreshness(expectations, claims, payloadName: payloadName, in: &run)
         } else {
             unchecked.append(.signedDate)
         }
@@ -490,7 +487,7 @@ enum JWSClaimChecks {
             } else {
                 run.record(.deviceVerification, false, "the \(payloadName) has no deviceVerification and nonce")
             }
-        } else {
+        } else if expectations.deviceVerificationID == nil {
             unchecked.append(.deviceVerification)
         }
         // App account token.
@@ -502,7 +499,7 @@ enum JWSClaimChecks {
                 ok
                     ? expected.lowercased()
                     : "the \(payloadName)'s appAccountToken is \(VerificationText.quoted(actual)), expected \(expected.lowercased())")
-        } else {
+        } else if expectations.appAccountToken == nil {
             unchecked.append(.appAccountToken)
         }
         return unchecked
@@ -527,19 +524,21 @@ public typealias NotificationVerifier = SignedDataVerifier<JWSFormat<Notificatio
 
 extension SignedDataVerifier {
     /// A JWS verifier that trusts exactly `anchors` under `policy`.
+    /// `clock` is what ``JWSExpectations/maximumAge`` is measured against (the system clock by
+    /// default).
     public init<Value: AppStoreSignedPayload>(
         anchors: TrustAnchors, policy: VerificationPolicy = .appStore, cache: ChainCache? = .shared, limits: JWSLimits = .default,
-        headerCache: JWSHeaderCache? = nil
+        headerCache: JWSHeaderCache? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) where Format == JWSFormat<Value> {
-        self.init(format: JWSFormat(policy: policy, limits: limits, headerCache: headerCache), anchors: anchors, cache: cache)
+        self.init(format: JWSFormat(policy: policy, limits: limits, headerCache: headerCache), anchors: anchors, cache: cache, clock: clock)
     }
 
     /// A JWS verifier that trusts exactly `anchors` (parsed certificates) under `policy`.
     public init<Value: AppStoreSignedPayload>(
         anchors: [Certificate], policy: VerificationPolicy = .appStore, cache: ChainCache? = .shared, limits: JWSLimits = .default,
-        headerCache: JWSHeaderCache? = nil
+        headerCache: JWSHeaderCache? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) where Format == JWSFormat<Value> {
-        self.init(anchors: TrustAnchors(anchors), policy: policy, cache: cache, limits: limits, headerCache: headerCache)
+        self.init(anchors: TrustAnchors(anchors), policy: policy, cache: cache, limits: limits, headerCache: headerCache, clock: clock)
     }
 
     /// A JWS verifier for the App Store: the bundled Apple roots (Apple Root CA - G3 signs every

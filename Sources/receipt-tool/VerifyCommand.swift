@@ -76,7 +76,7 @@ enum VerifyCommand {
               --app-apple-id <id>     Signed data: the app's Apple id (checked on production
                                       payloads only, as Apple does).
               --max-age <seconds>     Signed data: the most seconds the signed date may lie before
-                                      the validation time.
+                                      now (the clock, whatever --at says; check maximumAge).
               --device-verification-id <uuid>
                                       Signed data: the device's verification id (any case) the
                                       payload's deviceVerification must be bound to.
@@ -92,6 +92,10 @@ enum VerifyCommand {
                                       to standard error.
               --jobs <n>              Inputs verified at once (default: the number of cores).
               -h, --help              Show help information.
+
+              An expectation option that does not apply to an input's kind (--app-version on
+              a JWS, --app-account-token on a receipt) makes that input fail the check
+              notApplicable, which names the option.
 
             EXIT STATUS:
               0 when every input is valid, 1 when any is invalid or unreadable (or an anchor
@@ -300,7 +304,7 @@ enum VerifyCommand {
         if family == .transactionReceipt || signedData.forcedKind == .transactionReceipt {
             return legacy.verify(item.label, bytes, time: time, json: json)
         }
-        let verdict = verifier.verify(bytes, expecting: expectations, at: time)
+        let verdict = legacy.options.refusing(verifier.verify(bytes, expecting: expectations, at: time), as: .appReceipt)
         let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)
         return Outcome(status: status, output: json ? jsonLine(item.label, status, verdict) : text(item.label, status, verdict))
     }

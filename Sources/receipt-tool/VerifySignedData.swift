@@ -16,6 +16,8 @@ extension VerifyCommand {
         let expectations: JWSExpectations
         /// `--kind`, when given.
         let forcedKind: ForcedKind?
+        /// The expectation options given, to refuse those a kind does not carry.
+        let options: ExpectationOptions
 
         init(arguments: Arguments, anchors: TrustAnchors, policy: VerificationPolicy) throws(UsageError) {
             forcedKind = try ForcedKind.parse(arguments)
@@ -26,6 +28,16 @@ extension VerifyCommand {
             appTransactions = AppTransactionVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
             notifications = NotificationVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
             expectations = try Self.expectations(arguments)
+            options = ExpectationOptions(arguments)
+        }
+
+        /// Verifies `bytes` as `Value` with the expectations that kind carries; the options it does
+        /// not carry are refused (`notApplicable`).
+        func verify<Value: AppStoreSignedPayload>(_ verifier: SignedDataVerifier<JWSFormat<Value>>, _ bytes: [UInt8], time: ValidationTime)
+            -> Verdict<SignedJWS<Value>>
+        {
+            let verdict = verifier.verify(bytes, expecting: expectations.applicable(to: Value.self), at: time)
+            return options.refusing(verdict, as: .signedData(name: Value.payloadName, carries: Value.carriedClaims))
         }
 
         /// The JWS expectations of the command line: `--bundle-id`, `--app-apple-id`,
@@ -101,20 +113,20 @@ extension VerifyCommand {
             }
             switch forcedKind?.payloadKind ?? detectedKind {
             case .transaction:
-                return report(label, transactions.verify(bytes, expecting: expectations, at: time), kind: "jws_transaction", json: json) {
+                return report(label, verify(transactions, bytes, time: time), kind: "jws_transaction", json: json) {
                     Self.transactionFields($0, &$2)
                 }
             case .renewalInfo:
-                return report(label, renewals.verify(bytes, expecting: expectations, at: time), kind: "jws_renewal_info", json: json) {
+                return report(label, verify(renewals, bytes, time: time), kind: "jws_renewal_info", json: json) {
                     Self.renewalFields($0, &$2)
                 }
             case .appTransaction:
                 return report(
-                    label, appTransactions.verify(bytes, expecting: expectations, at: time), kind: "jws_app_transaction", json: json
+                    label, verify(appTransactions, bytes, time: time), kind: "jws_app_transaction", json: json
                 ) { Self.appTransactionFields($0, &$2) }
             case .notification:
                 return report(
-                    label, notifications.verify(bytes, expecting: expectations, at: time), kind: "jws_notification", json: json,
+                    label, verify(notifications, bytes, time: time), kind: "jws_notification", json: json,
                     body: body
                 ) { Self.notificationFields($0, $1, &$2) }
             case .realtimeRequest, .unknown:

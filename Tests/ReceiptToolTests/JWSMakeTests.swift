@@ -86,7 +86,7 @@ import Testing
         let payload = try ReceiptTool.run(["dump", "--payload", token])
         #expect(payload.stdout == json, "the payload is signed member for member, number text kept")
         let result = try ReceiptTool.run([
-            "verify", token, "--anchor", pki.root, "--bundle-id", "com.example.app", "--environment", "sandbox", "--max-age", "0",
+            "verify", token, "--anchor", pki.root, "--bundle-id", "com.example.app", "--environment", "sandbox", "--max-age", "315360000",
             "--app-account-token", "7C1E3A52-4B1F-4A8E-9D3C-2F5B6A7E8D90", "--json",
         ])
         #expect(result.status == 0, "\(result.stdout)")
