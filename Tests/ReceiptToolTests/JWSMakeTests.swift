@@ -246,8 +246,24 @@ import Testing
             "make", transaction, "--jws", "--key", rsa.appendingPathComponent("leaf-key.pem").path, "--cert",
             rsa.appendingPathComponent("leaf.pem").path,
         ])
-        #expect(wrongKey.status == 1)
-        #expect(wrongKey.stderr.contains("cannot sign"), "\(wrongKey.stderr)")
+        #expect(wrongKey.status == 64)
+        #expect(wrongKey.stderr.contains("--jws signs ES256, which needs an EC P-256 key"), "\(wrongKey.stderr)")
+        #expect(wrongKey.stderr.contains("is RSA-1024"), "\(wrongKey.stderr)")
+        #expect(!wrongKey.stderr.contains(".swift"), "no source path: \(wrongKey.stderr)")
+        #expect(wrongKey.stdout.isEmpty)
+        // A P-256 key that is not the certificate's: what it signed would not verify.
+        let other = try PKI(in: directory, name: "other")
+        let mismatched = try ReceiptTool.run([
+            "make", transaction, "--jws", "--key", other.directory.appendingPathComponent("leaf-key.pem").path, "--cert",
+            pki.directory.appendingPathComponent("leaf.pem").path,
+        ])
+        #expect(mismatched.status == 64)
+        #expect(mismatched.stderr.contains("leaf-key.pem\" is not the key of --cert"), "\(mismatched.stderr)")
+        #expect(mismatched.stdout.isEmpty)
+        // Not a key at all: the reason, without a source path.
+        let notKey = try ReceiptTool.run(["make", transaction, "--jws", "--key", transaction, "--cert", pki.root])
+        #expect(notKey.status == 1 && notKey.stderr.contains("not a PEM private key"), "\(notKey.stderr)")
+        #expect(!notKey.stderr.contains(".swift"), "no source path: \(notKey.stderr)")
     }
 
     /// Signed data whose payload is of no kind `verify` checks: unreadable, saying so.
