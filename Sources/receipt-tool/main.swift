@@ -14,6 +14,7 @@ enum Tool {
         PKICommand.subcommand,
         ServeCommand.subcommand,
         APICommand.subcommand,
+        SimulateCommand.subcommand,
         OfferSignatureCommand.subcommand,
         NotificationsCommand.subcommand,
     ]
