@@ -266,6 +266,31 @@ import Testing
         #expect(!notKey.stderr.contains(".swift"), "no source path: \(notKey.stderr)")
     }
 
+    /// A JWS pasted in double or single quotes, or after `Bearer `, is read by verify and dump;
+    /// what is not a receipt says what signed data looks like.
+    @Test func pastedTokensAreRead() throws {
+        let directory = try JWSToolHelpers.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pki = try PKI(in: directory)
+        let path = try Self.make(Self.transaction(), pki, in: directory)
+        let token = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        for (index, pasted) in ["\"\(token)\"\n", "'\(token)'", "Bearer \(token)\n", "  \"Bearer \(token)\"  "].enumerated() {
+            let file = try Self.write(pasted, "pasted-\(index).jws", in: directory)
+            let verified = try ReceiptTool.run(["verify", file, "--anchor", pki.root])
+            #expect(verified.status == 0, "\(pasted.prefix(12)): \(verified.stdout)")
+            #expect(verified.stdout.contains("VALID (JWS transaction)"))
+            let dumped = try ReceiptTool.run(["dump", file])
+            #expect(dumped.status == 0 && dumped.stdout.hasPrefix("Signed data (compact JWS"), "\(dumped.stdout)\(dumped.stderr)")
+        }
+        let line = try ReceiptTool.run(["verify", "-", "--anchor", pki.root], stdin: "\"\(token)\"\n")
+        #expect(line.status == 0, "\(line.stdout)")
+        // Quotes around something else are not taken off, and the message names signed data.
+        let quoted = try Self.write("\"hello\"", "quoted.txt", in: directory)
+        let unreadable = try ReceiptTool.run(["verify", quoted])
+        #expect(unreadable.status == 1)
+        #expect(unreadable.stdout.contains("App Store signed data is a JWS, text starting eyJ"), "\(unreadable.stdout)")
+    }
+
     /// Signed data whose payload is of no kind `verify` checks: unreadable, saying so.
     @Test func unknownPayloadKindsAreUnreadable() throws {
         let directory = try JWSToolHelpers.temporaryDirectory()
