@@ -24,9 +24,10 @@ enum SimulateCommand {
             Starts the simulated App Store Server API for the app com.example.app (sandbox) with
             a few simulated customers: alice (a monthly subscription that renewed twice, coins)
             and bob (a level, coins twice with the second refunded, a yearly subscription); a
-            transaction id answers only its own customer's data. Everything it serves is signed
-            with a test PKI generated for this run, and it accepts bearer tokens signed with an
-            API key generated for this run. It writes into the folder:
+            transaction id answers only its own customer's data. The ids are the same every run
+            (alice's first is 2000000500822478). Everything it serves is signed with a test PKI
+            made for this run, and it accepts bearer tokens signed with an API key made for this
+            run. It writes into the folder:
 
               AuthKey_<kid>.p8    the API key (PKCS#8 PEM, as App Store Connect's .p8 files),
                                   for 'api --private-key'

@@ -94,6 +94,8 @@ struct SimulateCommandTests {
         let bob = (customers.last?["transactionIds"]?.arrayValue ?? []).compactMap(\.stringValue)
         #expect(alice.count == 4 && bob.count == 4, "\(alice) \(bob)")
         #expect(Set(alice).isDisjoint(with: bob))
+        // The same ids every run: the documentation's `api history 2000000500822478` works as written.
+        #expect(alice.first == "2000000500822478" && bob.first == "2000000356348199", "\(alice) \(bob)")
         #expect(customers.last?["transactions"]?.arrayValue?.filter { $0["refunded"] == .bool(true) }.count == 1)
 
         // History of one customer: every transaction verified, the renewals included, none of bob's.
