@@ -153,13 +153,15 @@ let package = Package(
 
         // MARK: Executables
 
-        // The CLI: dump, asn1, verify, make, pki, serve, api, offer-signature.
+        // The CLI: dump, asn1, verify, make, pki, serve, api, simulate, offer-signature, notifications.
         .executableTarget(
             name: "receipt-tool",
             dependencies: [
                 "AppStoreServerAPI", "JWS", "JSON",
                 "ASN1", "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
                 "ServerNotifications", "VerifyReceipt",
+                // `receipt-tool simulate`: the simulated App Store Server API and its customers.
+                "RMStore", "StoreTesting",
             ],
             swiftSettings: swiftSettings
         ),

@@ -21,7 +21,8 @@ enum ExitStatus {
     static let usage: Int32 = 64
 }
 
-/// A mistake in how the tool was called: printed with the usage, exit 64.
+/// A mistake in how the tool was called: printed as one `Error: …` line followed by where the
+/// subcommand's help is (`see 'receipt-tool <command> --help'`), exit 64.
 struct UsageError: Error {
     let message: String
     init(_ message: String) { self.message = message }
@@ -77,7 +78,7 @@ struct Arguments {
             } else if flagNames.contains(name), inlineValue == nil {
                 flags.insert(name)
             } else {
-                throw UsageError("unknown option \(argument)")
+                throw UsageError("unknown option \(ManagementRequests.quoted(argument))")
             }
         }
     }
@@ -194,6 +195,16 @@ func transactionReceiptVerifier(_ args: Arguments, anchors: TrustAnchors) throws
     TransactionReceiptVerifier(
         intermediate: try pinnedIntermediate(args, option: "--itunes-ca", bundled: .appleITunesStoreCA),
         version3Intermediate: try pinnedIntermediate(args, option: "--wwdr-ca", bundled: .appleWWDRCA2013), anchors: anchors)
+}
+
+/// A file path or a name as it reaches the terminal: in double quotes, whole (never shortened),
+/// with control characters (C0, DEL, C1) and double quotes escaped, so that it can neither move
+/// the cursor nor end the quote.
+func terminalQuoted(_ path: String) -> String {
+    let escaped = path.unicodeScalars.map { scalar in
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\"" ? scalar.escaped(asASCII: true) : String(scalar)
+    }
+    return "\"" + escaped.joined() + "\""
 }
 
 /// Lowercase hex of bytes, shortened to `limit` bytes with an ellipsis.

@@ -45,7 +45,7 @@ enum DumpCommand {
             throw UsageError(args.positional.isEmpty ? "missing <file>" : "expected one <file>")
         }
         let path = args.positional[0]
-        let bytes = try readInput(path)
+        let bytes = PastedToken.unwrapped(try readInput(path))
         let signed: SignedDataInput?
         do {
             signed = try SignedDataInput.detect(bytes)

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import JWS
 import Receipts
 import ServerNotifications
 
@@ -28,7 +29,9 @@ enum NotificationsCommand {
                       originalTransactionId (and appAppleId, productId, expiresDate,
                       revocationDate, autoRenewStatus), null where one does not apply; ids are
                       the JWS's strings, dates milliseconds since 1970 as Apple writes them.
-              --type <type>           Only this notificationType (SUBSCRIBED, DID_RENEW, …).
+              --type <type>           Only this notificationType (SUBSCRIBED, DID_RENEW, …); one
+                                      Apple does not document, and no stored notification has,
+                                      is a usage error naming the valid types.
               --original-transaction-id <id>
                                       Only this subscription or purchase.
               --since <date>          Only notifications signed at or after the date
@@ -40,7 +43,8 @@ enum NotificationsCommand {
                       at or before --at (default now), each part from the latest signed
                       transaction and renewal info: expiresDate, active, autoRenewStatus, revoked,
                       billing retry and grace period. Exit 1 when the store has no notification
-                      of it.
+                      of it (for the id of a later transaction, such as a renewal, the message
+                      names its original transaction id).
               --at <date>             Read the state at this date.
               --json                  One JSON object.
             """,
@@ -99,6 +103,13 @@ enum NotificationsCommand {
         } catch {
             throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
         }
+        // A type Apple does not document, and that no stored notification has, is a mistake,
+        // not an empty answer (a type Apple adds later is listed once a notification has it).
+        if let type = query.notificationType, rows.isEmpty, !NotificationType.known.contains(NotificationType(rawValue: type)) {
+            throw UsageError(
+                "--type \(ManagementRequests.quoted(type)) is not a notification type: "
+                    + NotificationType.known.map(\.rawValue).joined(separator: ", "))
+        }
         let withPayload = args.flag("--payload")
         for row in rows {
             if args.flag("--json") {
@@ -151,7 +162,17 @@ enum NotificationsCommand {
             throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
         }
         guard let state else {
-            throw ToolFailure("no notification of original transaction \(original) signed by \(text(StoredNotification.milliseconds(at)))")
+            var message =
+                "no notification of original transaction \(ManagementRequests.quoted(original)) signed by \(text(StoredNotification.milliseconds(at)))"
+            // The id may be a later transaction's (a renewal): name the original to ask for.
+            if let row = try? store.notifications(NotificationQuery(limit: 1, transactionId: original)).first,
+                let other = row.originalTransactionId, other != original
+            {
+                message +=
+                    "; \(ManagementRequests.quoted(original)) is a transaction of original transaction \(ManagementRequests.quoted(other)):"
+                    + " ask 'notifications status \(ManagementRequests.quoted(other))'"
+            }
+            throw ToolFailure(message)
         }
         if args.flag("--json") {
             var json = JSONWriter(indent: 0)

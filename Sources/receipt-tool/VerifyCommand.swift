@@ -286,10 +286,10 @@ enum VerifyCommand {
         case .unreadable(let reason):
             return unreadable(item.label, reason, json: json)
         case .bytes(let value):
-            bytes = value
+            bytes = PastedToken.unwrapped(value)
         case .file(let path, let regularFileOnly):
             do throws(FileBytes.Failure) {
-                bytes = try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly)
+                bytes = PastedToken.unwrapped(try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly))
             } catch {
                 return unreadable(item.label, error.reason(limit: inputLimit), json: json)
             }

@@ -14,6 +14,7 @@ enum Tool {
         PKICommand.subcommand,
         ServeCommand.subcommand,
         APICommand.subcommand,
+        SimulateCommand.subcommand,
         OfferSignatureCommand.subcommand,
         NotificationsCommand.subcommand,
     ]
@@ -44,7 +45,7 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
         return ExitStatus.success
     }
     guard let subcommand = Tool.subcommands.first(where: { $0.name == name }) else {
-        printError("Error: unknown subcommand '\(name)'\n\n" + toolOverview)
+        printError("Error: unknown subcommand \(ManagementRequests.quoted(name))\nsee 'receipt-tool --help'")
         return ExitStatus.usage
     }
     let rest = Array(arguments.dropFirst())
@@ -55,7 +56,8 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
     do {
         return try subcommand.run(rest)
     } catch let error as UsageError {
-        printError("Error: \(Redaction.redacted(error.message))\n\n\(subcommand.help)")
+        // One line that says what is wrong, and where the whole help is: not the help itself.
+        printError("Error: \(Redaction.redacted(error.message))\nsee 'receipt-tool \(subcommand.name) --help'")
         return ExitStatus.usage
     } catch let error as ToolFailure {
         printError("Error: \(Redaction.redacted(error.message))")
