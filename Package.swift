@@ -95,7 +95,10 @@ let package = Package(
         // App Store endpoints on HTTPServer: the offline verifyReceipt stand-in (`receipt-tool serve`).
         .target(
             name: "ReceiptServer",
-            dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "ServerNotifications", "VerifyReceipt"],
+            dependencies: [
+                "AppStoreServerAPI", "JSON", "JWS", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "ServerNotifications",
+                "VerifyReceipt",
+            ],
             swiftSettings: swiftSettings
         ),
         // The App Store Server API client (ES256 bearer tokens from a .p8, every endpoint, every JWS

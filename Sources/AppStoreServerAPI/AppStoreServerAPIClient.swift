@@ -59,7 +59,7 @@ public struct AppStoreServerEnvironment: Sendable, Hashable, CustomStringConvert
 ///   success, and the paging calls return nothing from earlier pages either. Each answer must
 ///   also match its request (the transaction asked for, the filters asked for, a TEST test
 ///   notification, notifications in the requested range), or the call fails the same way with the
-///   check ``ReceiptVerification/VerificationCheck/Name/answerMatchesRequest``.
+///   check `answerMatchesRequest`.
 /// - **Errors**: Apple's `errorCode` is kept as an ``APIErrorCode`` with the HTTP status. HTTP 429
 ///   and 5xx are retried (``RetryPolicy``), waiting at least what `Retry-After` asks; each HTTP
 ///   attempt has ``Configuration/timeout`` and a bounded body.

@@ -39,7 +39,7 @@ extension AppStorePayloadKind {
         if ["autoRenewStatus", "autoRenewProductId", "renewalDate", "expirationIntent"].contains(where: names.contains) {
             return .renewalInfo
         }
-        if names.contains("userLocale") { return .realtimeRequest }
+        if names.contains("userLocale") || names.contains("requestIdentifier") { return .realtimeRequest }
         if names.contains("bundleId") { return .transaction }
         return .unknown
     }
@@ -66,7 +66,10 @@ extension AppStorePayloadKind {
             ]
         case .notification:
             ["notificationType", "notificationUUID", "subtype", "version", "data", "summary", "externalPurchaseToken", "appData"]
-        case .realtimeRequest, .unknown:
+        case .realtimeRequest:
+            // appAppleId is an app transaction's too; listed so that it is not foreign here.
+            ["userLocale", "requestIdentifier", "appAppleId"]
+        case .unknown:
             []
         }
     }
@@ -74,19 +77,20 @@ extension AppStorePayloadKind {
     /// Members of which a payload of this kind must carry at least one: a transaction
     /// `transactionId` or `bundleId` (Apple's minimal mock transaction has only the latter); an
     /// app transaction `receiptType`, `applicationVersion`, `originalApplicationVersion` or
-    /// `receiptCreationDate`; a notification `notificationType` or `notificationUUID`; renewal
-    /// info none.
+    /// `receiptCreationDate`; a notification `notificationType` or `notificationUUID`; a
+    /// Retention Messaging real-time request `requestIdentifier` or `userLocale`; renewal info none.
     public var requiredMembers: [String] {
         switch self {
         case .transaction: ["transactionId", "bundleId"]
         case .appTransaction: ["receiptType", "applicationVersion", "originalApplicationVersion", "receiptCreationDate"]
         case .notification: ["notificationType", "notificationUUID"]
-        case .renewalInfo, .realtimeRequest, .unknown: []
+        case .realtimeRequest: ["requestIdentifier", "userLocale"]
+        case .renewalInfo, .unknown: []
         }
     }
 
     /// The kinds a verifier can be asked for (each has marks).
-    static let verifiable: [AppStorePayloadKind] = [.transaction, .renewalInfo, .appTransaction, .notification]
+    static let verifiable: [AppStorePayloadKind] = [.transaction, .renewalInfo, .appTransaction, .notification, .realtimeRequest]
 
     /// The members no payload of this kind carries: the other verifiable kinds' marks, less this
     /// kind's own.

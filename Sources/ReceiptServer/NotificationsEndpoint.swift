@@ -75,7 +75,7 @@ public struct NotificationsEndpoint: HTTPHandler {
     }
 }
 
-/// Every route of `receipt-tool serve`: verifyReceipt, notifications (when configured) and
+/// Every route of `receipt-tool serve`: verifyReceipt, notifications and retention (when configured) and
 /// `GET /health`, which reports the notification store and answers 503 while it is unavailable
 /// (so a load balancer stops sending there).
 public struct ReceiptServerRoutes: HTTPHandler {
@@ -83,16 +83,21 @@ public struct ReceiptServerRoutes: HTTPHandler {
     public let verifyReceipt: VerifyReceiptEndpoint
     /// The notifications endpoint, if notifications are received.
     public let notifications: NotificationsEndpoint?
+    /// The Retention Messaging real-time endpoint, if real-time requests are answered.
+    public let retention: RetentionEndpoint?
 
     /// Creates the routes.
-    public init(verifyReceipt: VerifyReceiptEndpoint, notifications: NotificationsEndpoint? = nil) {
+    public init(verifyReceipt: VerifyReceiptEndpoint, notifications: NotificationsEndpoint? = nil, retention: RetentionEndpoint? = nil) {
         self.verifyReceipt = verifyReceipt
         self.notifications = notifications
+        self.retention = retention
     }
 
-    /// Routes by path: the notifications path, `/health`, everything else to verifyReceipt.
+    /// Routes by path: the notifications path, the retention path, `/health`, everything else to
+    /// verifyReceipt.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         if let notifications, request.path == notifications.path { return notifications.respond(to: request) }
+        if let retention, request.path == retention.path { return retention.respond(to: request) }
         if request.path == "/health" {
             guard request.method == "GET" || request.method == "HEAD" else {
                 return .text("use GET", status: 405, headers: [HTTPHeader("Allow", "GET, HEAD")])

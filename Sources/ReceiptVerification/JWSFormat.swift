@@ -79,7 +79,7 @@ public enum NestedToken: Sendable {
 public protocol AppStoreSignedPayload: JWSPayload {
     /// What the payload is, for messages (`transaction`).
     static var payloadName: String { get }
-    /// The kind a verifier of this type requires (``AppStorePayloadKind/mismatch(memberNames:)``
+    /// The kind a verifier of this type requires (`AppStorePayloadKind.mismatch(memberNames:)`
     /// decides whether a payload is of it).
     static var payloadKind: AppStorePayloadKind { get }
     /// What ``ValidationTime/signedDate`` means for this type, for messages (`the signedDate`).

@@ -23,6 +23,7 @@ enum ServeCommand {
                                       [--notifications-db <path>|postgres://USER@HOST:PORT/DB
                                        --bundle-id <id> [--app-apple-id <n>] [--policy appstore|xcode]
                                        [--notifications-path <path>]]
+                                      [--retention-path <path> --retention-config <file.json> --app-apple-id <n>]
 
             OPTIONS:
               --host <address>        Address to listen on (default 127.0.0.1; 0.0.0.0 for all).
@@ -88,7 +89,20 @@ enum ServeCommand {
               --request-timeout. SIGTERM checkpoints and closes the store: the SQLite file alone
               then holds every acknowledged notification.
 
-            Routes: POST /verifyReceipt, POST /notifications (with --notifications-db), GET /health.
+            RETENTION MESSAGING (Get Retention Message, real-time requests):
+              --retention-path <path> Answer the App Store's real-time requests ({"signedPayload":
+                                      JWS}) on this route. Each is verified (chain to --anchor,
+                                      --policy, --environment, its appAppleId against
+                                      --app-apple-id, required) before a message is chosen.
+              --retention-config <file.json>
+                                      {"default": "MESSAGE_ID", "products": {"PRODUCT_ID":
+                                      "MESSAGE_ID"}}: the product's message, else the default.
+              Answers 200 {"message":{"messageIdentifier":…}}, 400 {"status":"rejected","check":…}
+              when a request does not verify, 404 {"status":"noMessage"} when no message applies
+              (the App Store then shows the default message configured with Apple).
+
+            Routes: POST /verifyReceipt, POST /notifications (with --notifications-db), POST on
+            --retention-path, GET /health.
             Verification is stateless: run as many instances as needed behind any load balancer;
             notifications need a shared PostgreSQL store then. SIGINT or SIGTERM stops it gracefully
             (requests in progress finish, and every 200 given was committed, then exit 0).
@@ -101,7 +115,7 @@ enum ServeCommand {
             valued: [
                 "--host", "--port", "--environment", "--anchor", "--itunes-ca", "--wwdr-ca", "--shared-secret", "--at", "--max-connections",
                 "--max-connections-per-client", "--trusted-proxy", "--max-body-bytes", "--request-timeout", "--notifications-db",
-                "--bundle-id", "--app-apple-id", "--policy", "--notifications-path",
+                "--bundle-id", "--app-apple-id", "--policy", "--notifications-path", "--retention-path", "--retention-config",
             ],
             flagNames: ["--quiet"])
         guard args.positional.isEmpty else { throw UsageError("serve takes no arguments, found \(args.positional[0])") }
@@ -166,7 +180,8 @@ enum ServeCommand {
         let notifications = try notificationsEndpoint(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
             requestTimeout: configuration.requestTimeout)
-        let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications)
+        let retention = try retentionEndpoint(args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time)
+        let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications, retention: retention)
         let server = HTTPServer(configuration: configuration, handler: LoggingEndpoint(routes: routes, quiet: quiet))
         do {
             try server.start()
@@ -198,7 +213,10 @@ extension ServeCommand {
     ) throws -> NotificationsEndpoint? {
         let options = ["--bundle-id", "--app-apple-id", "--policy", "--notifications-path"]
         guard let location = args.value("--notifications-db") else {
-            if let stray = options.first(where: { args.value($0) != nil }) {
+            // --app-apple-id and --policy serve --retention-path too; --bundle-id is accepted there
+            // (a real-time request names none, so it does not apply).
+            let shared = args.value("--retention-path") != nil ? ["--bundle-id", "--app-apple-id", "--policy"] : []
+            if let stray = options.first(where: { args.value($0) != nil && !shared.contains($0) }) {
                 throw UsageError("\(stray) configures notifications: give --notifications-db too")
             }
             return nil
