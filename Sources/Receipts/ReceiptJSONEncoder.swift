@@ -4,7 +4,7 @@ import JSON
 
 /// The verifyReceipt-shaped JSON of receipts and records, written straight into bytes.
 ///
-/// `ReceiptJSON.swift` keeps the plain form of the same output (``AppReceipt/writeReferenceJSON(to:key:options:)``),
+/// the tests keep the plain form of the same output (`AppReceipt.writeReferenceJSON(to:key:options:)`),
 /// which tests compare this encoder with byte for byte. This one writes into one scratch buffer
 /// that it copies into the `JSONWriter`'s output a block at a time:
 ///
@@ -410,7 +410,7 @@ struct ReceiptJSONEncoder: ~Copyable {
     // MARK: Dates
 
     /// A date triplet: `key` (UTC, `YYYY-MM-DD HH:MM:SS Etc/GMT`), `key_ms`, `key_pst`
-    /// (America/Los_Angeles), as ``JSON/JSONWriter/dateTriplet(_:_:)`` writes it.
+    /// (America/Los_Angeles), as the tests' plain writer (`JSONWriter.dateTriplet`) writes it.
     private mutating func dateTriplet(_ keys: DateKeys, milliseconds ms: Int64) {
         let seconds = ReceiptDate.floorDiv(ms, 1000)
         let day = ReceiptDate.floorDiv(seconds, 86_400)
@@ -547,7 +547,7 @@ struct ReceiptJSONEncoder: ~Copyable {
 
     // MARK: Records and receipts
 
-    /// One `in_app` object, as ``InAppPurchase/writeReferenceJSON(to:options:)`` writes it.
+    /// One `in_app` object, as the tests' plain writer (`InAppPurchase.writeReferenceJSON`) writes it.
     mutating func write(_ p: InAppPurchase, options: ReceiptJSONOptions) {
         beginObject()
         let present = p.present
@@ -620,7 +620,7 @@ struct ReceiptJSONEncoder: ~Copyable {
         }
     }
 
-    /// The `receipt` object, as ``AppReceipt/writeReferenceJSON(to:key:options:)`` writes it.
+    /// The `receipt` object, as the tests' plain writer (`AppReceipt.writeReferenceJSON`) writes it.
     mutating func write(_ r: AppReceipt, key name: String?, options: ReceiptJSONOptions) {
         if let name {
             key(text: name)
