@@ -1,8 +1,8 @@
 // The simulated App Store's hosted downloads: progress, pause, resume, cancel.
 
-public import Foundation
+import Foundation
 import Internals
-public import JWS
+import JWS
 public import RMStore
 
 extension SimulatedAppStore {

@@ -1,8 +1,8 @@
 // The simulated App Store as a payment queue: payments, restores, finishing, observers.
 
-public import Foundation
+import Foundation
 import Internals
-public import JWS
+import JWS
 public import RMStore
 
 extension SimulatedAppStore {

@@ -1,8 +1,8 @@
 // The simulated App Store's signed data (StoreKit 2), products, receipt and identifiers.
 
-public import Foundation
+import Foundation
 import Internals
-public import JWS
+import JWS
 public import RMStore
 
 extension SimulatedAppStore {

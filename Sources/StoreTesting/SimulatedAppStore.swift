@@ -5,7 +5,7 @@
 
 public import Foundation
 import Internals
-public import JWS
+import JWS
 public import RMStore
 
 /// How a simulated payment ends.

@@ -4,7 +4,7 @@
 public import Foundation
 import Internals
 public import JWS
-public import RMStore
+import RMStore
 
 // MARK: - Subscription statuses
 
