@@ -30,7 +30,8 @@ extension NotificationReceiver {
         guard !letter.isTruncated else {
             return .stillRejected(
                 NotificationRejection(
-                    check: .body, reason: "only \(letter.body.count) of the body's \(letter.bodyLength) bytes were kept; it cannot be verified"))
+                    check: .body,
+                    reason: "only \(letter.body.count) of the body's \(letter.bodyLength) bytes were kept; it cannot be verified"))
         }
         guard let deadLetters else {
             return .unavailable(NotificationStoreError(.unavailable, "the receiver keeps no dead letters"))
@@ -45,7 +46,9 @@ extension NotificationReceiver {
         case .unavailable(let error): return .unavailable(error)
         }
         do throws(NotificationStoreError) {
-            guard try deadLetters.markRetried(id: letter.id, notificationUUID: row.notificationUUID, at: StoredNotification.milliseconds(clock()))
+            guard
+                try deadLetters.markRetried(
+                    id: letter.id, notificationUUID: row.notificationUUID, at: StoredNotification.milliseconds(clock()))
             else { return .alreadyRetried }
         } catch {
             return .unavailable(error)

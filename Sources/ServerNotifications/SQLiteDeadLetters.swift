@@ -138,7 +138,8 @@ final class SQLiteDeadLetterFile: @unchecked Sendable {
 
     /// Runs `body` on the connection (opened, and the table created when `create`, first); a
     /// failure closes it so that the next call reopens the path.
-    func withConnection<T>(create: Bool, _ body: (SQLiteConnection) throws(NotificationStoreError) -> T) throws(NotificationStoreError) -> T {
+    func withConnection<T>(create: Bool, _ body: (SQLiteConnection) throws(NotificationStoreError) -> T) throws(NotificationStoreError) -> T
+    {
         lock.lock()
         defer { lock.unlock() }
         guard !isClosed else { throw NotificationStoreError(.readOnly, "the store at \(path) is closed") }
@@ -186,7 +187,8 @@ extension SQLiteStatement {
     func bindBlob(_ index: Int32, _ bytes: [UInt8]) throws(NotificationStoreError) {
         let status = bytes.withUnsafeBytes { buffer in
             // A zero-length BLOB still needs a non-null pointer to be a BLOB rather than NULL.
-            rmshim_sqlite3_bind_blob_transient(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(clamping: buffer.count))
+            rmshim_sqlite3_bind_blob_transient(
+                handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(clamping: buffer.count))
         }
         guard status == SQLITE_OK else { throw NotificationStoreError(.failed, "cannot bind a value: \(connection.lastError)") }
     }

@@ -94,7 +94,8 @@ enum DeadLettersCommand {
                 if let uuid = fields.notificationUUID { line += " notificationUUID=\(ManagementRequests.quoted(uuid))" }
                 if let type = fields.notificationType { line += " type=\(ManagementRequests.quoted(type))" }
                 if let source = letter.sourceAddress { line += " from=\(ManagementRequests.quoted(source))" }
-                line += " \(letter.bodyLength) bytes\(letter.isTruncated ? " (truncated)" : ""): \(ManagementRequests.quoted(letter.reason))"
+                line +=
+                    " \(letter.bodyLength) bytes\(letter.isTruncated ? " (truncated)" : ""): \(ManagementRequests.quoted(letter.reason))"
                 printOut(line)
             }
         }

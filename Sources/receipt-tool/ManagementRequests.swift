@@ -79,7 +79,9 @@ enum ManagementRequests {
     static func quoted(_ text: String) -> String {
         let shown = text.count > 80 ? String(text.prefix(80)) + "…" : text
         return "\""
-            + shown.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" ? String($0) : $0.escaped(asASCII: true) }
+            + shown.unicodeScalars.map {
+                $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" ? String($0) : $0.escaped(asASCII: true)
+            }
             .joined()
             + "\""
     }

@@ -122,11 +122,13 @@ import Testing
         #expect(letters.last?["bundleId"] as? String == "evil\"\\\n19")
         // The text form escapes what the body says.
         let text = try ReceiptTool.run(["notifications", "dead-letters", "list", "--db", database])
-        #expect(text.status == 0 && !text.stdout.contains("evil\"\\\n") && text.stdout.contains(#"bundleId="evil\"\\\n19""#), "\(text.stdout)")
+        #expect(
+            text.status == 0 && !text.stdout.contains("evil\"\\\n") && text.stdout.contains(#"bundleId="evil\"\\\n19""#), "\(text.stdout)")
 
         // serve restarted with the new app configured: Apple's own retry is stored...
         let retryArguments = [
-            "--db", database, "--anchor", anchor, "--bundle-id", newApp, "--app-apple-id", String(F.appAppleId), "--environment", "production",
+            "--db", database, "--anchor", anchor, "--bundle-id", newApp, "--app-apple-id", String(F.appAppleId), "--environment",
+            "production",
         ]
         // ...and `dead-letters retry` under the new configuration stores the letter once.
         let retried = try ReceiptTool.run(["notifications", "dead-letters", "retry"] + retryArguments)

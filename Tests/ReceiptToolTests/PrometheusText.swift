@@ -26,7 +26,8 @@ struct PrometheusText {
         for line in text.dropLast().split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             if line.hasPrefix("# TYPE ") {
                 let parts = line.dropFirst(7).split(separator: " ").map(String.init)
-                guard parts.count == 2, Self.isName(parts[0]), ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[1]) else {
+                guard parts.count == 2, Self.isName(parts[0]), ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[1])
+                else {
                     throw Failure(description: "bad TYPE line: \(line)")
                 }
                 guard types[parts[0]] == nil, !samples.contains(where: { Self.family(of: $0.name, in: [parts[0]: parts[1]]) != nil }) else {
@@ -73,7 +74,8 @@ struct PrometheusText {
                 guard zip(ordered, ordered.dropFirst()).allSatisfy({ $0.1 <= $1.1 }) else {
                     throw Failure(description: "\(family) buckets are not cumulative")
                 }
-                guard ordered.last?.0 == .infinity, ordered.last?.1 == value(family + "_count", labels), value(family + "_sum", labels) != nil
+                guard ordered.last?.0 == .infinity, ordered.last?.1 == value(family + "_count", labels),
+                    value(family + "_sum", labels) != nil
                 else { throw Failure(description: "\(family) lacks +Inf, _sum or _count") }
             }
         }
@@ -89,9 +91,12 @@ struct PrometheusText {
     }
 
     private static func isName(_ text: String, label: Bool = false) -> Bool {
-        guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" || (!label && first == ":")
+        guard let first = text.unicodeScalars.first, first.isASCII,
+            first.properties.isAlphabetic || first == "_" || (!label && first == ":")
         else { return false }
-        return text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || (!label && $0 == ":")) }
+        return text.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || (!label && $0 == ":"))
+        }
     }
 
     private static func number(_ text: String) -> Double? {
@@ -113,7 +118,9 @@ struct PrometheusText {
             rest = rest.dropFirst()
             while rest.first != "}" {
                 let labelName = String(rest.prefix { $0 != "=" })
-                guard isName(labelName, label: true), labels[labelName] == nil else { throw Failure(description: "bad label name: \(line)") }
+                guard isName(labelName, label: true), labels[labelName] == nil else {
+                    throw Failure(description: "bad label name: \(line)")
+                }
                 rest = rest.dropFirst(labelName.count)
                 guard rest.hasPrefix("=\"") else { throw Failure(description: "label without a quoted value: \(line)") }
                 rest = rest.dropFirst(2)
@@ -136,13 +143,19 @@ struct PrometheusText {
                     }
                 }
                 labels[labelName] = value
-                if rest.first == "," { rest = rest.dropFirst() } else if rest.first != "}" { throw Failure(description: "bad label list: \(line)") }
+                if rest.first == "," {
+                    rest = rest.dropFirst()
+                } else if rest.first != "}" {
+                    throw Failure(description: "bad label list: \(line)")
+                }
             }
             rest = rest.dropFirst()
         }
         guard rest.first == " " else { throw Failure(description: "no space before the value: \(line)") }
         let fields = rest.dropFirst().split(separator: " ", omittingEmptySubsequences: false)
-        guard (1...2).contains(fields.count), let value = number(String(fields[0])) else { throw Failure(description: "bad value: \(line)") }
+        guard (1...2).contains(fields.count), let value = number(String(fields[0])) else {
+            throw Failure(description: "bad value: \(line)")
+        }
         if fields.count == 2, Int64(fields[1]) == nil { throw Failure(description: "bad timestamp: \(line)") }
         return Sample(name: name, labels: labels, value: value)
     }
