@@ -656,6 +656,60 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
         renewDueSubscriptions()
     }
 
+    /// Raises the price of a subscription product for its current subscribers: each auto-renewing
+    /// subscription's renewal info carries the new `renewalPrice` and `priceIncreaseStatus`, and
+    /// `PRICE_INCREASE` is sent — subtype `PENDING` (status 0) when the customer must consent,
+    /// `ACCEPTED` (status 1) when the increase needs no consent. Renewals after consent are billed
+    /// at `price`.
+    public func increasePrice(productIdentifier: String, to price: Decimal, consentRequired: Bool = true) {
+        var changed: [String] = []
+        for (key, var state) in subscriptions where state.productIdentifier == productIdentifier && state.autoRenews {
+            state.increasedPrice = price
+            state.priceIncreaseStatus = consentRequired ? .notResponded : .consentedOrNotified
+            subscriptions[key] = state
+            changed.append(key)
+        }
+        for key in changed.sorted() {
+            notify(.priceIncrease, consentRequired ? .pending : .accepted, original: key, transaction: nil)
+        }
+    }
+
+    /// The customer answers a pending price increase: consent gives `PRICE_INCREASE` (`ACCEPTED`);
+    /// a refusal turns auto-renew off (`DID_CHANGE_RENEWAL_STATUS`, `AUTO_RENEW_DISABLED`), so the
+    /// subscription ends with its period, at the old price.
+    public func respondToPriceIncrease(originalTransactionIdentifier original: String, consents: Bool) {
+        guard var state = subscriptions[original], state.priceIncreaseStatus == .notResponded else { return }
+        if consents {
+            state.priceIncreaseStatus = .consentedOrNotified
+            subscriptions[original] = state
+            notify(.priceIncrease, .accepted, original: original, transaction: nil)
+        } else {
+            state.increasedPrice = nil
+            state.priceIncreaseStatus = nil
+            state.autoRenews = false
+            subscriptions[original] = state
+            notify(.didChangeRenewalStatus, .autoRenewDisabled, original: original, transaction: nil)
+        }
+    }
+
+    /// The customer asks Apple for a refund of a purchase: `CONSUMPTION_REQUEST` carries the
+    /// transaction (re-signed now), so the app can send consumption information; Apple then
+    /// refunds (``refund(transactionIdentifier:reason:)``, `REFUND`) or declines
+    /// (``declineRefund(transactionIdentifier:)``, `REFUND_DECLINED`). Nothing changes meanwhile.
+    public func requestRefund(transactionIdentifier: String) {
+        guard let record = purchases.last(where: { $0.receiptEntry.transactionIdentifier == transactionIdentifier }) else { return }
+        let original = record.receiptEntry.originalTransactionIdentifier
+        notify(.consumptionRequest, nil, original: subscriptions[original] != nil ? original : nil, transaction: transactionIdentifier)
+    }
+
+    /// Apple declines a refund request: `REFUND_DECLINED` re-signs the (old) transaction now;
+    /// the purchase stays as it was.
+    public func declineRefund(transactionIdentifier: String) {
+        guard let record = purchases.last(where: { $0.receiptEntry.transactionIdentifier == transactionIdentifier }) else { return }
+        let original = record.receiptEntry.originalTransactionIdentifier
+        notify(.refundDeclined, nil, original: subscriptions[original] != nil ? original : nil, transaction: transactionIdentifier)
+    }
+
     /// How long the App Store retries billing before the subscription expires: 60 days.
     public static let billingRetryPeriod: TimeInterval = 60 * 86_400
 
@@ -766,7 +820,8 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             webOrderLineItemID: webOrder,
             productType: .autoRenewableSubscription
         )
-        let record = makeRecord(entry, applicationUsername: state.applicationUsername, reason: .renewal)
+        var record = makeRecord(entry, applicationUsername: state.applicationUsername, reason: .renewal)
+        if let price = state.increasedPrice { record.price = price }
         transaction.jwsRepresentation = signedTransaction(for: record)
         purchases.append(record)
         unfinishedTransactions.append(transaction)
@@ -876,10 +931,10 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
             originalTransactionIdentifier: originalTransactionIdentifier, productIdentifier: state.productIdentifier,
             autoRenewStatus: state.autoRenews ? .on : .off, expirationIntent: intent,
             isInBillingRetryPeriod: state.inBillingRetry, recentSubscriptionStartDate: state.originalPurchaseDate,
-            renewalDate: state.expirationDate, renewalPrice: product?.price,
+            renewalDate: state.expirationDate, renewalPrice: state.increasedPrice ?? product?.price,
             currency: product.flatMap { JWSIssuer.currency(ofLocale: $0.priceLocaleIdentifier) },
             appAccountToken: state.applicationUsername.flatMap { UUID(uuidString: $0) }, gracePeriodExpiresDate: state.gracePeriodExpires,
-            signedDate: now)
+            signedDate: now, priceIncreaseStatus: state.priceIncreaseStatus)
     }
 
     /// The signed renewal info of the subscription that started with
@@ -1089,6 +1144,10 @@ private struct SubscriptionState {
     var expiryNotified = false
     /// It expired because billing never recovered.
     var expiredByBilling = false
+    /// The price of the next renewals after a price increase.
+    var increasedPrice: Decimal?
+    /// Whether the customer has consented to (or was notified of) that increase.
+    var priceIncreaseStatus: PriceIncreaseStatus?
 }
 
 private struct DownloadRecord {
