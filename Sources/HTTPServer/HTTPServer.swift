@@ -403,6 +403,7 @@ public final class HTTPServer: Sendable {
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         let client = ClientAddress(storage)
+        let peer = ClientAddress.text(of: storage)
         let perClient = configuration.maximumConnectionsPerClient
         let capped = perClient > 0 && !(client.map { exempt.contains($0) } ?? false)
         enum Admission { case admitted, full, clientFull }
@@ -432,7 +433,7 @@ public final class HTTPServer: Sendable {
         }
         connectionGroup.enter()
         let thread = Thread { [self] in
-            var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self)
+            var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self, peer: peer)
             connection.run()
             state.withLock { state in
                 state.connectionFDs.remove(fd)
@@ -490,6 +491,29 @@ package struct ClientAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The whole address of an accepted connection as text (`127.0.0.1`, `2001:db8::1`); nil for
+    /// another family.
+    static func text(of storage: sockaddr_storage) -> String? {
+        var storage = storage
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let written: UnsafePointer<CChar>? = withUnsafePointer(to: &storage) { pointer in
+            switch Int32(pointer.pointee.ss_family) {
+            case AF_INET:
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    withUnsafePointer(to: address.pointee.sin_addr) { inet_ntop(AF_INET, $0, &buffer, socklen_t(buffer.count)) }
+                }
+            case AF_INET6:
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    withUnsafePointer(to: address.pointee.sin6_addr) { inet_ntop(AF_INET6, $0, &buffer, socklen_t(buffer.count)) }
+                }
+            default:
+                return nil
+            }
+        }
+        guard written != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// An IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `::ffff:10.0.0.1`).
     package init?(literal: String) {
         var v4 = in_addr()
@@ -534,6 +558,8 @@ extension Duration {
 /// a limit or timeout is hit, or the server stops (after answering what had already arrived).
 struct HTTPConnection {
     let fd: Int32
+    /// The peer's address as text (``HTTPRequest/remoteAddress``).
+    let peer: String?
     let wakeFD: Int32
     let server: HTTPServer
     let config: HTTPServerConfiguration
@@ -544,8 +570,9 @@ struct HTTPConnection {
     /// The `Date` header value and the second it was made for (formatted once a second).
     var date: (second: Int, text: String) = (-1, "")
 
-    init(fd: Int32, wakeFD: Int32, server: HTTPServer) {
+    init(fd: Int32, wakeFD: Int32, server: HTTPServer, peer: String?) {
         self.fd = fd
+        self.peer = peer
         self.wakeFD = wakeFD
         self.server = server
         self.config = server.configuration
@@ -671,9 +698,10 @@ struct HTTPConnection {
                 }
             }
             let deadline = ContinuousClock.now.advanced(by: config.requestTimeout)
-            let request: HTTPRequest
+            var request: HTTPRequest
             do throws(HTTPRequestError) {
                 request = try readRequest(deadline: deadline)
+                request.remoteAddress = peer
             } catch {
                 server.countProtocolError()
                 if error.status != 0 {

@@ -16,6 +16,7 @@ enum NotificationsCommand {
                                                 [--limit <n>] [--payload]
                    receipt-tool notifications status --db <path>|<url> <original-transaction-id>
                                                 [--at <date>] [--json]
+                   receipt-tool notifications dead-letters list|retry|purge --db <path>|<url> …
 
             The store is what `serve --notifications-db` writes: a SQLite file, or
             postgres://USER@HOST:PORT/DB. Both actions only read: a SQLite file is opened
@@ -47,11 +48,14 @@ enum NotificationsCommand {
                       names its original transaction id).
               --at <date>             Read the state at this date.
               --json                  One JSON object.
+
+            \(DeadLettersCommand.help)
             """,
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        guard let action = arguments.first else { throw UsageError("notifications needs list or status") }
+        guard let action = arguments.first else { throw UsageError("notifications needs list, status or dead-letters") }
+        if action == "dead-letters" { return try DeadLettersCommand.run(Array(arguments.dropFirst())) }
         let args = try Arguments(
             Array(arguments.dropFirst()), valued: ["--db", "--type", "--original-transaction-id", "--since", "--limit", "--at"],
             flagNames: ["--json", "--payload"])
