@@ -81,11 +81,12 @@ public struct NotificationReceiver: Sendable {
         let verdict = verifier.verify(Array(token.utf8), expecting: expectations, at: validationTime)
         guard verdict.isValid else {
             let failure = verdict.firstFailure
-            var rejection = NotificationRejection(
+            // 5xx only when the failed check is one our configuration decides (an anchor, the
+            // policy, the app's ids): a genuinely signed notification whose content is wrong —
+            // a nested token of another kind or app, an unknown `crit` — stays wrong however often
+            // Apple retries it, so it is answered 400 (and kept as a dead letter either way).
+            let rejection = NotificationRejection(
                 check: failure?.name ?? .parse, reason: failure?.reason ?? "a check the policy requires did not run", notificationUUID: nil)
-            // Signed by a key that chains to a trusted anchor: the sender is Apple, so what failed
-            // is what we expect of it.
-            if verdict.check(.signature)?.passed == true, verdict.check(.chain)?.passed == true { rejection.mayBeOurConfiguration = true }
             return .rejected(rejection)
         }
         guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: receivedDate) else {
