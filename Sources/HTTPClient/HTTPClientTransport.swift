@@ -1,6 +1,6 @@
 // The one way the package's clients (VerifyReceiptClient, AppStoreServerAPIClient) talk HTTP:
-// URLSession with a deadline of their own, a response body bounded while it arrives, no redirects,
-// no cookies or cache.
+// URLSession with a deadline of their own, a response body bounded while it arrives, the identity
+// encoding only (an encoded body is refused), no redirects, no cookies or cache.
 
 import Dispatch
 package import Foundation
@@ -75,13 +75,16 @@ package final class HTTPClientTransport: Sendable {
         session.invalidateAndCancel()
     }
 
-    /// Sends one request and waits for its outcome (never longer than ``timeout``).
-    package func send(_ spec: HTTPClientRequest) async -> HTTPClientOutcome {
+    /// Sends one request and waits for its outcome (never longer than ``timeout``, or than
+    /// `timeout` when given: a paging call's remaining time). `limit`, when given, lowers the
+    /// body limit for this exchange (a paging call's remaining byte budget).
+    package func send(_ spec: HTTPClientRequest, limit: Int? = nil, timeout: TimeInterval? = nil) async -> HTTPClientOutcome {
         if Task.isCancelled { return .cancelled }
-        let exchange = Exchange(limit: maximumResponseSize)
+        let exchange = Exchange(limit: min(maximumResponseSize, max(0, limit ?? maximumResponseSize)))
+        let wait = min(self.timeout, max(0, timeout ?? self.timeout))
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientOutcome, Never>) in
-                start(spec, exchange) { continuation.resume(returning: $0) }
+                start(spec, exchange, timeout: wait) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             exchange.finish(.cancelled)
@@ -95,7 +98,7 @@ package final class HTTPClientTransport: Sendable {
     package func sendBlocking(_ spec: HTTPClientRequest) -> HTTPClientOutcome {
         let result = Locked<HTTPClientOutcome?>(nil)
         let done = DispatchSemaphore(value: 0)
-        start(spec, Exchange(limit: maximumResponseSize)) { outcome in
+        start(spec, Exchange(limit: maximumResponseSize), timeout: timeout) { outcome in
             result.withLock { $0 = outcome }
             done.signal()
         }
@@ -104,10 +107,16 @@ package final class HTTPClientTransport: Sendable {
     }
 
     /// Starts the exchange; `completion` runs exactly once, on a URLSession or dispatch thread.
-    private func start(_ spec: HTTPClientRequest, _ exchange: Exchange, completion: @escaping @Sendable (HTTPClientOutcome) -> Void) {
-        var request = URLRequest(url: spec.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (timeout + 1).rounded(.up))
+    private func start(
+        _ spec: HTTPClientRequest, _ exchange: Exchange, timeout: TimeInterval, completion: @escaping @Sendable (HTTPClientOutcome) -> Void
+    ) {
+        var request = URLRequest(url: spec.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (self.timeout + 1).rounded(.up))
         request.httpMethod = spec.method
         for (name, value) in spec.headers { request.setValue(value, forHTTPHeaderField: name) }
+        // The body limit counts the bytes as they arrive: an encoded body (URLSession asks for
+        // gzip, br and zstd by default) would be decoded first, so a 2 MB gzip answer could grow to
+        // gigabytes. Only the identity encoding is asked for, and another one is refused.
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         if let body = spec.body { request.httpBody = Data(body) }
         exchange.begin(completion)
         let task = session.dataTask(with: request)
@@ -151,7 +160,8 @@ final class Exchange: Sendable {
         if decided { task.cancel() }
     }
 
-    /// The head arrived: false when its declared length is already over the limit.
+    /// The head arrived: false when its declared length is already over the limit, or when the
+    /// body is encoded (the client asked for `identity` only).
     func receive(status: Int, headers: [String: String]) -> Bool {
         let tooLarge = state.withLock { state -> Bool in
             state.status = status
@@ -159,8 +169,22 @@ final class Exchange: Sendable {
             if let length = headers["content-length"].flatMap({ Int($0) }), length > limit { return true }
             return false
         }
+        if let encoding = Self.unrequestedEncoding(headers["content-encoding"]) {
+            finish(
+                .failure(
+                    .cannotDecodeContentData,
+                    "HTTP \(status) with Content-Encoding \(TerminalEscaping.escaped(String(encoding.prefix(64)))); the client asked for identity only"))
+            return false
+        }
         if tooLarge { finish(.tooLarge(status: status, limit: limit)) }
         return !tooLarge
+    }
+
+    /// A `Content-Encoding` other than `identity` (which is the same as none), if the head has one.
+    static func unrequestedEncoding(_ value: String?) -> String? {
+        guard let value else { return nil }
+        let codings = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        return codings.allSatisfy { $0 == "identity" } ? nil : value
     }
 
     /// Body bytes arrived: false when they take the body over the limit.
@@ -202,8 +226,8 @@ final class Exchange: Sendable {
         guard let (completion, task) = taken else { return }
         completion?(outcome)
         switch outcome {
-        case .timedOut, .cancelled, .tooLarge: task?.cancel()
-        case .response, .failure: break
+        case .timedOut, .cancelled, .tooLarge, .failure: task?.cancel()
+        case .response: break
         }
     }
 }

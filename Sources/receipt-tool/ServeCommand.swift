@@ -58,7 +58,9 @@ enum ServeCommand {
                                       clients' connections and should limit them itself.
               --max-body-bytes <n>    Largest request body (default 4194304; larger get 413).
               --request-timeout <s>   Seconds allowed per request (default 10; slower get 408).
-              --quiet                 Do not log requests to standard error.
+              --quiet                 Do not log requests to standard error. (Each log line is
+                                      one line: text from a request, such as a JSON key in an
+                                      error, is shown with control characters escaped.)
               -h, --help              Show help information.
 
             NOTIFICATIONS (App Store Server Notifications V2):
@@ -152,7 +154,7 @@ enum ServeCommand {
             time = .fixed(date)
         }
         let quiet = args.flag("--quiet")
-        if !quiet { configuration.log = { printError("serve: \($0)") } }
+        if !quiet { configuration.log = { printLogLine("serve: \($0)") } }
 
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
         let anchors = try VerifyCommand.loadAnchors(anchorNames)
@@ -240,7 +242,7 @@ extension ServeCommand {
         }
         let health = store.health()
         if !health.isAvailable {
-            printError(
+            printLogLine(
                 "serve: the notification store \(health.location) is unavailable (\(health.problem ?? "unknown")); notifications get 503 until it is writable, retried at each request"
             )
         }
@@ -277,14 +279,14 @@ struct LoggingEndpoint: HTTPHandler {
                 case .rejected(let rejection): detail = "\(rejection)"
                 case .unavailable(let error): detail = "\(error)"
                 }
-                printError("serve: POST \(request.path) → \(response.status) \(outcome.name): \(detail)")
+                printLogLine("serve: POST \(request.path) → \(response.status) \(outcome.name): \(detail)")
             }
             return response
         }
         let endpoint = routes.verifyReceipt
         guard request.path == endpoint.configuration.path else { return routes.respond(to: request) }
         let answer = endpoint.verifyReceipt(body: request.body)
-        if !quiet { printError("serve: POST \(request.path) → \(answer.status.rawValue): \(answer.reason)") }
+        if !quiet { printLogLine("serve: POST \(request.path) → \(answer.status.rawValue): \(answer.reason)") }
         return .json(answer.body)
     }
 }

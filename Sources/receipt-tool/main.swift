@@ -44,7 +44,7 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
         return ExitStatus.success
     }
     guard let subcommand = Tool.subcommands.first(where: { $0.name == name }) else {
-        printError("Error: unknown subcommand '\(name)'\n\n" + toolOverview)
+        printError("Error: unknown subcommand '\(TerminalEscaping.escaped(name))'\n\n" + toolOverview)
         return ExitStatus.usage
     }
     let rest = Array(arguments.dropFirst())
@@ -55,15 +55,22 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
     do {
         return try subcommand.run(rest)
     } catch let error as UsageError {
-        printError("Error: \(Redaction.redacted(error.message))\n\n\(subcommand.help)")
+        printError("Error: \(message(error.message))\n\n\(subcommand.help)")
         return ExitStatus.usage
     } catch let error as ToolFailure {
-        printError("Error: \(Redaction.redacted(error.message))")
+        printError("Error: \(message(error.message))")
         return ExitStatus.failure
     } catch {
-        printError("Error: \(Redaction.redacted("\(error)"))")
+        printError("Error: \(message("\(error)"))")
         return ExitStatus.failure
     }
+}
+
+/// An error message as the terminal shows it: secrets masked, then every character of the
+/// terminal escaping rule escaped (line breaks included: a message is one line, whatever input it
+/// quotes).
+nonisolated func message(_ text: String) -> String {
+    TerminalEscaping.escaped(Redaction.redacted(text))
 }
 
 exit(runTool(CommandLineBytes.arguments))
