@@ -291,7 +291,9 @@ struct ResponseObject {
         guard let text = try string("environment") else { return nil }
         let expected = call.client.configuration.environment.payloadEnvironment
         guard text == expected.rawValue else {
-            throw call.failure(.invalidResponse, at: "environment", "the response is for \(TerminalEscaping.escaped(text)), the client expects \(expected.rawValue)")
+            throw call.failure(
+                .invalidResponse, at: "environment",
+                "the response is for \(TerminalEscaping.escaped(text)), the client expects \(expected.rawValue)")
         }
         return Environment(rawValue: text)
     }
@@ -301,7 +303,8 @@ struct ResponseObject {
         guard let text = try string("bundleId") else { return nil }
         let expected = call.client.configuration.bundleID
         guard text == expected else {
-            throw call.failure(.invalidResponse, at: "bundleId", "the response is for \(TerminalEscaping.escaped(text)), the client expects \(expected)")
+            throw call.failure(
+                .invalidResponse, at: "bundleId", "the response is for \(TerminalEscaping.escaped(text)), the client expects \(expected)")
         }
         return text
     }

@@ -110,7 +110,8 @@ package final class HTTPClientTransport: Sendable {
     private func start(
         _ spec: HTTPClientRequest, _ exchange: Exchange, timeout: TimeInterval, completion: @escaping @Sendable (HTTPClientOutcome) -> Void
     ) {
-        var request = URLRequest(url: spec.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (self.timeout + 1).rounded(.up))
+        var request = URLRequest(
+            url: spec.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (self.timeout + 1).rounded(.up))
         request.httpMethod = spec.method
         for (name, value) in spec.headers { request.setValue(value, forHTTPHeaderField: name) }
         // The body limit counts the bytes as they arrive: an encoded body (URLSession asks for
@@ -173,7 +174,8 @@ final class Exchange: Sendable {
             finish(
                 .failure(
                     .cannotDecodeContentData,
-                    "HTTP \(status) with Content-Encoding \(TerminalEscaping.escaped(String(encoding.prefix(64)))); the client asked for identity only"))
+                    "HTTP \(status) with Content-Encoding \(TerminalEscaping.escaped(String(encoding.prefix(64)))); the client asked for identity only"
+                ))
             return false
         }
         if tooLarge { finish(.tooLarge(status: status, limit: limit)) }

@@ -432,7 +432,9 @@ public final class HTTPServer: Sendable {
             return .admitted
         }
         guard admission == .admitted else {
-            if admission == .clientFull { configuration.logLine("503: \(client?.description ?? "a client") holds \(perClient) connections") }
+            if admission == .clientFull {
+                configuration.logLine("503: \(client?.description ?? "a client") holds \(perClient) connections")
+            }
             let busy = Array(
                 "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
             _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

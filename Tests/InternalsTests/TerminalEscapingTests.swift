@@ -26,7 +26,8 @@ import Testing
     }
 
     @Test func everyScalarTheRuleNames_isEscaped() {
-        let escaped: [UInt32] = Array(0x00...0x1F) + Array(0x7F...0x9F) + [0x200E, 0x200F, 0x2028, 0x2029] + Array(0x202A...0x202E)
+        let escaped: [UInt32] =
+            Array(0x00...0x1F) + Array(0x7F...0x9F) + [0x200E, 0x200F, 0x2028, 0x2029] + Array(0x202A...0x202E)
             + Array(0x2066...0x2069)
         for value in escaped {
             guard let scalar = Unicode.Scalar(value) else { continue }

@@ -152,6 +152,7 @@ struct APIHostileResponseTests {
         #expect(run.status == 1, "\(run.stderr)")
         #expect(!run.stderr.utf8.contains(0x1B), "a raw ESC reached the terminal: \(run.stderr.debugDescription)")
         #expect(!run.stderr.split(separator: "\n").contains { $0.hasPrefix("Error: none") }, "\(run.stderr.debugDescription)")
-        #expect(run.stderr.contains(#"\u{1B}[2J\u{1B}[31mInvalid transaction id.\nError: none, all good"#), "\(run.stderr.debugDescription)")
+        #expect(
+            run.stderr.contains(#"\u{1B}[2J\u{1B}[31mInvalid transaction id.\nError: none, all good"#), "\(run.stderr.debugDescription)")
     }
 }
