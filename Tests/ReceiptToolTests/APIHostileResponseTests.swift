@@ -114,15 +114,16 @@ struct APIHostileResponseTests {
     }
 
     @Test(.timeLimit(.minutes(3)))
-    func aGzipBody_isAskedForNeitherAccepted() async throws {
+    func aGzipBomb_isRefusedAtItsHead_inBoundedMemory() async throws {
         let world = try APIToolWorld()
         let directory = temporaryDirectory()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        // 64 MiB of zeros in about 64 KiB of gzip.
+        // 600 MiB of zeros in 2.6 MiB of gzip (URLSession, asking for gzip, decoded all of it).
         let bombFile = directory.appendingPathComponent("bomb.gz")
         let status = try spawnAndWait(
-            "/bin/sh", ["-c", "head -c 67108864 /dev/zero | gzip -9 > '\(bombFile.path)'"], output: directory.appendingPathComponent("log"))
+            "/bin/sh", ["-c", "head -c 629145600 /dev/zero | gzip -1 > '\(bombFile.path)'"], output: directory.appendingPathComponent("log")
+        )
         try #require(status == 0)
         let bomb = try [UInt8](Data(contentsOf: bombFile))
         let server = try HostileAPIServer { _, _ in
@@ -136,6 +137,21 @@ struct APIHostileResponseTests {
         #expect(run.stderr.contains("Content-Encoding gzip; the client asked for identity only"), "\(run.stderr)")
         #expect(server.requests.first?.headers["accept-encoding"] == "identity")
         #expect(run.seconds < 10, "correctness bound, not a speed test: \(run.seconds) s")
+        #expect(run.maximumResidentKiB < 100 << 10, "peak RSS \(run.maximumResidentKiB) KiB")
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func anEndlessBody_stopsAtTheBodyLimit_inBoundedMemory() async throws {
+        let world = try APIToolWorld()
+        let server = try HostileAPIServer { _, _ in .endless(status: 200, headers: Self.json) }
+        let arguments = ["api", "transaction", "1000000001"] + Self.arguments(world, server)
+        let run = try await onThread { try MeasuredRun.run(arguments) }
+        server.stop()
+        await world.finish()
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("the response body is larger than 8388608 bytes"), "\(run.stderr)")
+        #expect(run.seconds < 10, "correctness bound, not a speed test: \(run.seconds) s")
+        #expect(run.maximumResidentKiB < 100 << 10, "peak RSS \(run.maximumResidentKiB) KiB")
     }
 
     @Test(.timeLimit(.minutes(3)))
