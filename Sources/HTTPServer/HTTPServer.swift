@@ -56,7 +56,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// On ``HTTPServer/stop()``, how long requests in progress may take before their connections are
     /// shut down.
     public var shutdownGracePeriod: Duration
-    /// Receives one line per notable event (start, stop, rejected connections, 4xx on bad HTTP).
+    /// Receives one line per notable event (start, stop, rejected connections, 4xx on bad HTTP),
+    /// with every character of Internals' terminal escaping rule escaped (a line holds no line
+    /// break or escape sequence from a request).
     public var log: (@Sendable (String) -> Void)?
 
     /// Creates a configuration; the defaults suit a small JSON service on loopback.
@@ -84,6 +86,13 @@ public struct HTTPServerConfiguration: Sendable {
         self.maximumRequestsPerConnection = maximumRequestsPerConnection
         self.shutdownGracePeriod = shutdownGracePeriod
         self.log = log
+    }
+}
+
+extension HTTPServerConfiguration {
+    /// Hands `text` to ``log`` as one escaped line.
+    func logLine(_ text: String) {
+        log?(TerminalEscaping.escaped(text))
     }
 }
 
@@ -218,7 +227,7 @@ public final class HTTPServer: Sendable {
         }
         thread.name = "HTTPServer accept"
         thread.start()
-        configuration.log?("listening on \(configuration.host):\(port)")
+        configuration.logLine("listening on \(configuration.host):\(port)")
     }
 
     /// Starts a graceful shutdown and returns at once: no new connections; idle connections close;
@@ -260,7 +269,7 @@ public final class HTTPServer: Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { [self] in
-                configuration.log?("signal \(number): shutting down")
+                configuration.logLine("signal \(number): shutting down")
                 stop()
             }
             source.resume()
@@ -346,7 +355,7 @@ public final class HTTPServer: Sendable {
             let ready = poll(&fds, nfds_t(fds.count), -1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                configuration.log?("poll failed: \(String(cString: strerror(errno)))")
+                configuration.logLine("poll failed: \(String(cString: strerror(errno)))")
                 break
             }
             if fds[1].revents != 0 {
@@ -365,7 +374,7 @@ public final class HTTPServer: Sendable {
                 for fd in state.connectionFDs { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
                 return state.connectionFDs.count
             }
-            configuration.log?("grace period over: shut down \(remaining) connection(s)")
+            configuration.logLine("grace period over: shut down \(remaining) connection(s)")
             connectionGroup.wait()
         }
         let pipes = state.withLock { state in
@@ -374,7 +383,7 @@ public final class HTTPServer: Sendable {
         }
         close(pipes.0)
         close(pipes.1)
-        configuration.log?("stopped")
+        configuration.logLine("stopped")
         lifetime.leave()
     }
 
@@ -391,11 +400,11 @@ public final class HTTPServer: Sendable {
             case EINTR, ECONNABORTED, EPROTO: return true
             case EAGAIN, EWOULDBLOCK: return false
             case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                configuration.log?("accept: \(String(cString: strerror(errno))); backing off")
+                configuration.logLine("accept: \(String(cString: strerror(errno))); backing off")
                 if !draining { usleep(10_000) }
                 return false
             default:
-                configuration.log?("accept failed: \(String(cString: strerror(errno)))")
+                configuration.logLine("accept failed: \(String(cString: strerror(errno)))")
                 return false
             }
         }
@@ -424,7 +433,9 @@ public final class HTTPServer: Sendable {
             return .admitted
         }
         guard admission == .admitted else {
-            if admission == .clientFull { configuration.log?("503: \(client?.description ?? "a client") holds \(perClient) connections") }
+            if admission == .clientFull {
+                configuration.logLine("503: \(client?.description ?? "a client") holds \(perClient) connections")
+            }
             let busy = Array(
                 "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
             _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -705,7 +716,7 @@ struct HTTPConnection {
             } catch {
                 server.countProtocolError()
                 if error.status != 0 {
-                    config.log?("\(error.status): \(error.reason)")
+                    config.logLine("\(error.status): \(error.reason)")
                     _ = send(encode(.text(error.reason, status: error.status), keepAlive: false, headOnly: false, minor: 1))
                 }
                 lingeringClose()
