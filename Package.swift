@@ -74,7 +74,7 @@ let package = Package(
         // No server: apps that call Apple, and the store verifiers, link no socket server.
         // Not a product: the one bounded URLSession exchange (own deadline, body limited while it
         // arrives, no redirects) of the package's HTTP clients.
-        .target(name: "HTTPClient", dependencies: ["Internals"], swiftSettings: swiftSettings),
+        .target(name: "HTTPClient", dependencies: ["COpenSSL", "Internals"], swiftSettings: swiftSettings),
         .target(name: "VerifyReceipt", dependencies: ["HTTPClient", "JSON", "Internals", "Receipts"], swiftSettings: swiftSettings),
         // SQLite 3 and libpq (PostgreSQL's client) as system libraries; ServerNotifications is the one
         // Swift module that imports each.
@@ -95,7 +95,10 @@ let package = Package(
         // App Store endpoints on HTTPServer: the offline verifyReceipt stand-in (`receipt-tool serve`).
         .target(
             name: "ReceiptServer",
-            dependencies: ["JSON", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "ServerNotifications", "VerifyReceipt"],
+            dependencies: [
+                "AppStoreServerAPI", "JSON", "JWS", "HTTPServer", "Internals", "Receipts", "ReceiptVerification", "ServerNotifications",
+                "VerifyReceipt",
+            ],
             swiftSettings: swiftSettings
         ),
         // The App Store Server API client (ES256 bearer tokens from a .p8, every endpoint, every JWS
@@ -153,13 +156,15 @@ let package = Package(
 
         // MARK: Executables
 
-        // The CLI: dump, asn1, verify, make, pki, serve, api, offer-signature.
+        // The CLI: dump, asn1, verify, make, pki, serve, api, simulate, offer-signature, notifications.
         .executableTarget(
             name: "receipt-tool",
             dependencies: [
                 "AppStoreServerAPI", "JWS", "JSON",
                 "ASN1", "HTTPServer", "Internals", "ReceiptCrypto", "ReceiptServer", "ReceiptSigning", "ReceiptVerification", "Receipts",
                 "ServerNotifications", "VerifyReceipt",
+                // `receipt-tool simulate`: the simulated App Store Server API and its customers.
+                "RMStore", "StoreTesting",
             ],
             swiftSettings: swiftSettings
         ),

@@ -21,20 +21,20 @@ enum JWSDecodeBench {
         }
         let token = [UInt8](data)
         let jws = try CompactJWS(token)
-        let transaction = try jws.decodeUnverifiedPayload(as: JWSTransaction.self)
+        let transaction = try jws.decodePayloadToVerify(as: JWSTransaction.self)
         let payload = jws.unverifiedPayload
         let expected = (transaction.transactionId?.utf8.count ?? 0) + (transaction.quantity ?? 0)
         report.results.append(
             try harness.measure(
                 Measurement(name: "jws-decode", bytes: token.count, expected: expected) {
-                    let t = try CompactJWS(token).decodeUnverifiedPayload(as: JWSTransaction.self)
+                    let t = try CompactJWS(token).decodePayloadToVerify(as: JWSTransaction.self)
                     return (t.transactionId?.utf8.count ?? 0) + (t.quantity ?? 0)
                 }))
         let cache = JWSHeaderCache()
         report.results.append(
             try harness.measure(
                 Measurement(name: "jws-decode (header cache)", bytes: token.count, expected: expected) {
-                    let t = try CompactJWS(token, headerCache: cache).decodeUnverifiedPayload(as: JWSTransaction.self)
+                    let t = try CompactJWS(token, headerCache: cache).decodePayloadToVerify(as: JWSTransaction.self)
                     return (t.transactionId?.utf8.count ?? 0) + (t.quantity ?? 0)
                 }))
         report.results.append(

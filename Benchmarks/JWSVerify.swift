@@ -65,7 +65,7 @@ struct JWSVerifyBench {
                     }))
         }
         report.ratio("jws-verify-warm vs es256-verify (target ≤ 1.3×)", "jws-verify-warm", "es256-verify")
-        if kind == .notification, let nested = (try? jws.decodeUnverifiedPayload(as: NotificationPayload.self))?.nestedTokens,
+        if kind == .notification, let nested = (try? jws.decodePayloadToVerify(as: NotificationPayload.self))?.nestedTokens,
             !nested.isEmpty
         {
             report.notes.append(

@@ -9,6 +9,9 @@
 #                                     [-- SERVE_OPTIONS...]
 #   deploy/cluster.sh stop STATE_DIR
 #
+# The instances run the release build (`swift build -c release`: .build/release/receipt-tool);
+# --receipt-tool PATH, or RECEIPT_TOOL=PATH in the environment, runs another one (a debug build:
+# RECEIPT_TOOL=.build/debug/receipt-tool).
 # SERVE_OPTIONS are passed to every instance: the verification options of notifications, for
 # example `--anchor apple --bundle-id com.example.app --app-apple-id 123 --environment production`.
 # `start` prints the URLs and writes them to STATE_DIR/cluster.env:
@@ -23,7 +26,7 @@
 set -euo pipefail
 
 usage() {
-    sed -n '8,10p' "$0" >&2
+    sed -n '8,13p' "$0" >&2
     exit 64
 }
 
@@ -69,7 +72,7 @@ stop_cluster() {
 }
 
 start_cluster() {
-    local instances=2 https_port="" tool="$repo/.build/debug/receipt-tool"
+    local instances=2 https_port="" tool="${RECEIPT_TOOL:-$repo/.build/release/receipt-tool}"
     while [ $# -gt 0 ]; do
         case $1 in
             --instances) instances=$2; shift 2 ;;
@@ -80,7 +83,10 @@ start_cluster() {
         esac
     done
     local serve_options=("$@")
-    [ -x "$tool" ] || { echo "cluster.sh: no receipt-tool at $tool (swift build, or --receipt-tool PATH)" >&2; exit 1; }
+    [ -x "$tool" ] || {
+        echo "cluster.sh: no receipt-tool at $tool (swift build -c release, or --receipt-tool PATH / RECEIPT_TOOL=PATH)" >&2
+        exit 1
+    }
     [ -n "$pg_bin" ] || { echo "cluster.sh: no PostgreSQL server under /usr/lib/postgresql/*/bin (apt-get install postgresql)" >&2; exit 1; }
     command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "cluster.sh: nginx is not installed (apt-get install nginx)" >&2; exit 1; }
     local nginx

@@ -4,7 +4,7 @@ import Internals
 import JSON
 import JWS
 import ReceiptVerification
-@_spi(Testing) import Receipts
+import Receipts
 
 #if canImport(Glibc)
     import Glibc
@@ -89,13 +89,13 @@ public enum FuzzTargets {
         for signer in envelope.signers { _ = signer.messageDigest }
     }
 
-    /// The receipt payload: the fast and general paths agree, and a parsed receipt survives
-    /// encode → parse unchanged.
+    /// The receipt payload: the parser and the plain reference (``ReferenceReceiptParser``)
+    /// agree, and a parsed receipt survives encode → parse unchanged.
     static func payload(_ bytes: [UInt8]) {
-        let fast = try? AppReceipt(payload: bytes[...])
-        let general = try? AppReceipt(payloadWithoutFastPath: bytes[...])
-        guard fast == general else { violated("fast and general paths disagree") }
-        guard let receipt = fast else { return }
+        let parsed = try? AppReceipt(payload: bytes[...])
+        let reference = try? ReferenceReceiptParser.parse(bytes[...])
+        guard parsed == reference else { violated("the parser and the reference parser disagree") }
+        guard let receipt = parsed else { return }
         // Model order, not DER order: the payload parser (like Apple's Xcode receipts) accepts SETs
         // that are not sorted, and equality compares unknown attributes in order.
         let again = try? AppReceipt(payload: receipt.encodedPayload(options: ReceiptEncodingOptions(sortAttributes: false))[...])

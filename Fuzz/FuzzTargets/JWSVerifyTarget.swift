@@ -86,7 +86,7 @@ enum JWSVerifyFuzz {
         for bytes in files(below: "TestReceipts/jws") + files(below: "Fuzz/jws-verify/tokens") {
             guard let input = try? SignedDataInput.detect(bytes) else { continue }
             tokens.append(input.jws)
-            if let notification = try? input.jws.decodeUnverifiedPayload(as: NotificationPayload.self) {
+            if let notification = try? input.jws.decodePayloadToVerify(as: NotificationPayload.self) {
                 let nested = [
                     notification.data?.signedTransactionInfo?.token, notification.data?.signedRenewalInfo?.token,
                     notification.appData?.signedAppTransactionInfo?.token,

@@ -28,6 +28,7 @@
 #include <openssl/objects.h>
 #include <openssl/core_names.h>
 #include <openssl/ocsp.h>
+#include <openssl/ssl.h>
 
 /* ---- STACK_OF(X509) ---------------------------------------------------------------------- */
 
@@ -90,6 +91,20 @@ static inline ASN1_OCTET_STRING *rmshim_PKCS7_signed_data_octets(PKCS7 *p7) {
     PKCS7 *inner = sign->contents;
     if (inner->type == NULL || !PKCS7_type_is_data(inner)) return NULL;
     return inner->d.data;
+}
+
+/* ---- TLS client (HTTPClient) ----------------------------------------------------------- */
+
+/** SNI: the host name the client asks for (a macro over SSL_ctrl). */
+static inline int rmshim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
+
+/** Reads a peer's close without close_notify as the end of the stream (HTTPClient checks
+ * lengths itself). */
+static inline void rmshim_SSL_CTX_ignore_unexpected_eof(SSL_CTX *ctx) { SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF); }
+
+/** The oldest protocol version the context accepts (a macro over SSL_CTX_ctrl). */
+static inline int rmshim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_min_proto_version(ctx, version);
 }
 
 #endif

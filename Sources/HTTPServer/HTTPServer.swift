@@ -56,7 +56,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// On ``HTTPServer/stop()``, how long requests in progress may take before their connections are
     /// shut down.
     public var shutdownGracePeriod: Duration
-    /// Receives one line per notable event (start, stop, rejected connections, 4xx on bad HTTP).
+    /// Receives one line per notable event (start, stop, rejected connections, 4xx on bad HTTP),
+    /// with every character of Internals' terminal escaping rule escaped (a line holds no line
+    /// break or escape sequence from a request).
     public var log: (@Sendable (String) -> Void)?
 
     /// Creates a configuration; the defaults suit a small JSON service on loopback.
@@ -84,6 +86,13 @@ public struct HTTPServerConfiguration: Sendable {
         self.maximumRequestsPerConnection = maximumRequestsPerConnection
         self.shutdownGracePeriod = shutdownGracePeriod
         self.log = log
+    }
+}
+
+extension HTTPServerConfiguration {
+    /// Hands `text` to ``log`` as one escaped line.
+    func logLine(_ text: String) {
+        log?(TerminalEscaping.escaped(text))
     }
 }
 
@@ -218,7 +227,7 @@ public final class HTTPServer: Sendable {
         }
         thread.name = "HTTPServer accept"
         thread.start()
-        configuration.log?("listening on \(configuration.host):\(port)")
+        configuration.logLine("listening on \(configuration.host):\(port)")
     }
 
     /// Starts a graceful shutdown and returns at once: no new connections; idle connections close;
@@ -260,7 +269,7 @@ public final class HTTPServer: Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { [self] in
-                configuration.log?("signal \(number): shutting down")
+                configuration.logLine("signal \(number): shutting down")
                 stop()
             }
             source.resume()
@@ -346,7 +355,7 @@ public final class HTTPServer: Sendable {
             let ready = poll(&fds, nfds_t(fds.count), -1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                configuration.log?("poll failed: \(String(cString: strerror(errno)))")
+                configuration.logLine("poll failed: \(String(cString: strerror(errno)))")
                 break
             }
             if fds[1].revents != 0 {
@@ -365,7 +374,7 @@ public final class HTTPServer: Sendable {
                 for fd in state.connectionFDs { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
                 return state.connectionFDs.count
             }
-            configuration.log?("grace period over: shut down \(remaining) connection(s)")
+            configuration.logLine("grace period over: shut down \(remaining) connection(s)")
             connectionGroup.wait()
         }
         let pipes = state.withLock { state in
@@ -374,7 +383,7 @@ public final class HTTPServer: Sendable {
         }
         close(pipes.0)
         close(pipes.1)
-        configuration.log?("stopped")
+        configuration.logLine("stopped")
         lifetime.leave()
     }
 
@@ -391,11 +400,11 @@ public final class HTTPServer: Sendable {
             case EINTR, ECONNABORTED, EPROTO: return true
             case EAGAIN, EWOULDBLOCK: return false
             case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                configuration.log?("accept: \(String(cString: strerror(errno))); backing off")
+                configuration.logLine("accept: \(String(cString: strerror(errno))); backing off")
                 if !draining { usleep(10_000) }
                 return false
             default:
-                configuration.log?("accept failed: \(String(cString: strerror(errno)))")
+                configuration.logLine("accept failed: \(String(cString: strerror(errno)))")
                 return false
             }
         }
@@ -403,6 +412,7 @@ public final class HTTPServer: Sendable {
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         let client = ClientAddress(storage)
+        let peer = ClientAddress.text(of: storage)
         let perClient = configuration.maximumConnectionsPerClient
         let capped = perClient > 0 && !(client.map { exempt.contains($0) } ?? false)
         enum Admission { case admitted, full, clientFull }
@@ -423,7 +433,9 @@ public final class HTTPServer: Sendable {
             return .admitted
         }
         guard admission == .admitted else {
-            if admission == .clientFull { configuration.log?("503: \(client?.description ?? "a client") holds \(perClient) connections") }
+            if admission == .clientFull {
+                configuration.logLine("503: \(client?.description ?? "a client") holds \(perClient) connections")
+            }
             let busy = Array(
                 "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
             _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -432,7 +444,7 @@ public final class HTTPServer: Sendable {
         }
         connectionGroup.enter()
         let thread = Thread { [self] in
-            var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self)
+            var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self, peer: peer)
             connection.run()
             state.withLock { state in
                 state.connectionFDs.remove(fd)
@@ -490,6 +502,29 @@ package struct ClientAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The whole address of an accepted connection as text (`127.0.0.1`, `2001:db8::1`); nil for
+    /// another family.
+    static func text(of storage: sockaddr_storage) -> String? {
+        var storage = storage
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let written: UnsafePointer<CChar>? = withUnsafePointer(to: &storage) { pointer in
+            switch Int32(pointer.pointee.ss_family) {
+            case AF_INET:
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    withUnsafePointer(to: address.pointee.sin_addr) { inet_ntop(AF_INET, $0, &buffer, socklen_t(buffer.count)) }
+                }
+            case AF_INET6:
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    withUnsafePointer(to: address.pointee.sin6_addr) { inet_ntop(AF_INET6, $0, &buffer, socklen_t(buffer.count)) }
+                }
+            default:
+                return nil
+            }
+        }
+        guard written != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// An IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `::ffff:10.0.0.1`).
     package init?(literal: String) {
         var v4 = in_addr()
@@ -534,6 +569,8 @@ extension Duration {
 /// a limit or timeout is hit, or the server stops (after answering what had already arrived).
 struct HTTPConnection {
     let fd: Int32
+    /// The peer's address as text (``HTTPRequest/remoteAddress``).
+    let peer: String?
     let wakeFD: Int32
     let server: HTTPServer
     let config: HTTPServerConfiguration
@@ -544,8 +581,9 @@ struct HTTPConnection {
     /// The `Date` header value and the second it was made for (formatted once a second).
     var date: (second: Int, text: String) = (-1, "")
 
-    init(fd: Int32, wakeFD: Int32, server: HTTPServer) {
+    init(fd: Int32, wakeFD: Int32, server: HTTPServer, peer: String?) {
         self.fd = fd
+        self.peer = peer
         self.wakeFD = wakeFD
         self.server = server
         self.config = server.configuration
@@ -671,13 +709,14 @@ struct HTTPConnection {
                 }
             }
             let deadline = ContinuousClock.now.advanced(by: config.requestTimeout)
-            let request: HTTPRequest
+            var request: HTTPRequest
             do throws(HTTPRequestError) {
                 request = try readRequest(deadline: deadline)
+                request.remoteAddress = peer
             } catch {
                 server.countProtocolError()
                 if error.status != 0 {
-                    config.log?("\(error.status): \(error.reason)")
+                    config.logLine("\(error.status): \(error.reason)")
                     _ = send(encode(.text(error.reason, status: error.status), keepAlive: false, headOnly: false, minor: 1))
                 }
                 lingeringClose()

@@ -60,8 +60,9 @@ public struct JWSLimits: Sendable, Hashable {
 /// with a string `alg`, and the limits of ``JWSLimits``, all while reading. Nothing here checks
 /// the signature, the certificate chain, the dates or the payload's claims: a `CompactJWS` is
 /// attacker-controlled data until a verifier that pins an anchor says otherwise. That is why the
-/// payload is exposed only as ``unverifiedPayload`` and ``decodeUnverifiedPayload(as:)``; a
-/// verified payload comes from a verifier's valid verdict, never from this type.
+/// payload is exposed only as ``unverifiedPayload`` (and, to the package's verifiers, decoded by
+/// `decodePayloadToVerify(as:)`); a verified payload comes from a verifier's valid verdict, never
+/// from this type.
 ///
 /// What a verifier needs is kept exactly: ``signingInput`` (the ASCII bytes `header.payload` as
 /// they appeared in the token), ``signature`` (the raw bytes, `r ‖ s` for ES256) and the `x5c`
@@ -119,9 +120,12 @@ public struct CompactJWS: Sendable, Hashable {
         try self.init(Array(token), limits: limits, headerCache: headerCache)
     }
 
-    /// Decodes the payload as `type` **without verifying anything** (see the type's
-    /// documentation). Offsets in errors point into the token.
-    public func decodeUnverifiedPayload<Payload: JWSPayload>(as type: Payload.Type = Payload.self) throws(JWSError) -> Payload {
+    /// Decodes the payload as `type`, for the package's verifiers, which go on to verify it:
+    /// `package`, not `public`, so that no caller outside the package reads a payload without a
+    /// verdict (tools that must, such as `receipt-tool dump`, use
+    /// ``AppStorePayload/decodeUnverified(_:as:)``, whose name says so). Offsets in errors point
+    /// into the token.
+    package func decodePayloadToVerify<Payload: JWSPayload>(as type: Payload.Type = Payload.self) throws(JWSError) -> Payload {
         do {
             return try Payload(jsonPayload: unverifiedPayload, limits: limits)
         } catch {

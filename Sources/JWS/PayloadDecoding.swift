@@ -90,9 +90,9 @@ public struct JWSDate: Sendable, Hashable, Comparable, CustomStringConvertible {
 /// A JWS carried inside another payload (a notification's `signedTransactionInfo`,
 /// `signedRenewalInfo`, `signedAppTransactionInfo`), kept as the token text it arrived as.
 ///
-/// The outer payload's decoder does not parse it: a verifier verifies it (signature, chain,
-/// agreement with the outer payload) like any other token. ``decodeUnverified(limits:)`` exists for
-/// tools and diagnostics, and its name says what it does not do.
+/// The outer payload's decoder does not parse it: a verifier verifies it (signature, chain, kind,
+/// agreement with the outer payload) like any other token, and the verdict hands out the verified
+/// value (ReceiptVerification's `Verdict.nested`).
 public struct NestedJWS<Payload: JWSPayload>: Sendable, Hashable {
     /// The token text, exactly as in the outer payload.
     public let token: String
@@ -103,11 +103,6 @@ public struct NestedJWS<Payload: JWSPayload>: Sendable, Hashable {
     /// Splits and decodes the token's structure; verifies nothing.
     public func parse(limits: JWSLimits = .default) throws(JWSError) -> CompactJWS {
         try CompactJWS(token, limits: limits)
-    }
-
-    /// Parses the token and decodes its payload **without verifying anything**.
-    public func decodeUnverified(limits: JWSLimits = .default) throws(JWSError) -> Payload {
-        try parse(limits: limits).decodeUnverifiedPayload(as: Payload.self)
     }
 }
 

@@ -21,29 +21,7 @@ public enum AppStorePayloadKind: String, Sendable, Hashable, CaseIterable {
     /// `renewalDate` or `expirationIntent` → renewal info; `userLocale` → real-time request;
     /// anything else, and text that is not a JSON object, → ``unknown``.
     public static func of(jsonPayload: [UInt8]) -> AppStorePayloadKind {
-        let names: Set<String> = jsonPayload.span.withUnsafeBufferPointer { buffer in
-            var names: Set<String> = []
-            guard var reader = try? JSONReader(buffer, options: JWSLimits.default.jsonOptions),
-                reader.peek() == UInt8(ascii: "{"),
-                var state = try? reader.beginObject()
-            else { return names }
-            while let key = try? reader.nextKey(&state) {
-                names.insert(key.string)
-                guard (try? reader.skipValue()) != nil else { return [] }
-            }
-            return names
-        }
-        if names.contains("notificationType") || names.contains("notificationUUID") { return .notification }
-        if names.contains("receiptType") || names.contains("applicationVersion") || names.contains("receiptCreationDate") {
-            return .appTransaction
-        }
-        if names.contains("transactionId") { return .transaction }
-        if ["autoRenewStatus", "autoRenewProductId", "renewalDate", "expirationIntent"].contains(where: names.contains) {
-            return .renewalInfo
-        }
-        if names.contains("userLocale") { return .realtimeRequest }
-        if names.contains("bundleId") { return .transaction }
-        return .unknown
+        of(memberNames: memberNames(of: jsonPayload))
     }
 }
 
@@ -62,10 +40,10 @@ public enum AppStorePayload: Sendable, Equatable {
     /// JSON of no known kind, parsed strictly.
     case unknown(JSONValue)
 
-    /// Decodes `jsonPayload` as the type ``AppStorePayloadKind/of(jsonPayload:)`` names;
-    /// **verifies nothing**.
-    public static func decodeUnverified(jsonPayload: [UInt8], limits: JWSLimits = .default) throws(JWSError) -> AppStorePayload {
-        switch AppStorePayloadKind.of(jsonPayload: jsonPayload) {
+    /// Decodes `jsonPayload` as `kind` (by default the kind ``AppStorePayloadKind/of(jsonPayload:)``
+    /// names); verifies nothing.
+    static func decode(jsonPayload: [UInt8], as kind: AppStorePayloadKind?, limits: JWSLimits) throws(JWSError) -> AppStorePayload {
+        switch kind ?? AppStorePayloadKind.of(jsonPayload: jsonPayload) {
         case .transaction: return .transaction(try JWSTransaction(jsonPayload: jsonPayload, limits: limits))
         case .renewalInfo: return .renewalInfo(try JWSRenewalInfo(jsonPayload: jsonPayload, limits: limits))
         case .appTransaction: return .appTransaction(try AppTransaction(jsonPayload: jsonPayload, limits: limits))
@@ -80,10 +58,13 @@ public enum AppStorePayload: Sendable, Equatable {
         }
     }
 
-    /// Decodes a token's payload as its kind; **verifies nothing**. Offsets point into the token.
-    public static func decodeUnverified(_ jws: CompactJWS) throws(JWSError) -> AppStorePayload {
+    /// The package's one unverified reader: decodes a token's payload as `kind` (by default the
+    /// kind its members name) and **verifies nothing**: no signature, no chain, no kind check.
+    /// For showing a token (`receipt-tool dump`); anything that acts on a payload takes it from a
+    /// valid verdict instead. Offsets point into the token.
+    public static func decodeUnverified(_ jws: CompactJWS, as kind: AppStorePayloadKind? = nil) throws(JWSError) -> AppStorePayload {
         do {
-            return try decodeUnverified(jsonPayload: jws.unverifiedPayload, limits: jws.limits)
+            return try decode(jsonPayload: jws.unverifiedPayload, as: kind, limits: jws.limits)
         } catch {
             throw error.mapped(toSegmentAt: jws.headerEnd + 1)
         }

@@ -79,6 +79,9 @@ public enum NestedToken: Sendable {
 public protocol AppStoreSignedPayload: JWSPayload {
     /// What the payload is, for messages (`transaction`).
     static var payloadName: String { get }
+    /// The kind a verifier of this type requires (`AppStorePayloadKind.mismatch(memberNames:)`
+    /// decides whether a payload is of it).
+    static var payloadKind: AppStorePayloadKind { get }
     /// What ``ValidationTime/signedDate`` means for this type, for messages (`the signedDate`).
     static var validationDateName: String { get }
     /// The date ``ValidationTime/signedDate`` means for this payload.
@@ -87,6 +90,9 @@ public protocol AppStoreSignedPayload: JWSPayload {
     var claims: AppStoreClaims { get }
     /// The tokens nested in this payload, verified with it.
     var nestedTokens: [NestedToken] { get }
+    /// The claims every payload of this type carries (``AppStoreClaims/carried``): an expectation
+    /// about any other claim does not apply to it and fails ``VerificationCheck/Name/notApplicable``.
+    static var carriedClaims: Set<AppStoreClaims.Kind> { get }
 }
 
 extension AppStoreSignedPayload {
@@ -97,6 +103,8 @@ extension AppStoreSignedPayload {
 }
 
 extension JWSTransaction: AppStoreSignedPayload {
+    /// ``AppStorePayloadKind/transaction``.
+    public static var payloadKind: AppStorePayloadKind { .transaction }
     /// `transaction`.
     public static var payloadName: String { "transaction" }
     /// `signedDate`.
@@ -111,6 +119,8 @@ extension JWSTransaction: AppStoreSignedPayload {
 }
 
 extension JWSRenewalInfo: AppStoreSignedPayload {
+    /// ``AppStorePayloadKind/renewalInfo``.
+    public static var payloadKind: AppStorePayloadKind { .renewalInfo }
     /// `renewal info`.
     public static var payloadName: String { "renewal info" }
     /// `signedDate`.
@@ -125,6 +135,8 @@ extension JWSRenewalInfo: AppStoreSignedPayload {
 }
 
 extension AppTransaction: AppStoreSignedPayload {
+    /// ``AppStorePayloadKind/appTransaction``.
+    public static var payloadKind: AppStorePayloadKind { .appTransaction }
     /// `app transaction`.
     public static var payloadName: String { "app transaction" }
     /// `the receiptCreationDate`.
@@ -141,6 +153,8 @@ extension AppTransaction: AppStoreSignedPayload {
 }
 
 extension NotificationPayload: AppStoreSignedPayload {
+    /// ``AppStorePayloadKind/notification``.
+    public static var payloadKind: AppStorePayloadKind { .notification }
     /// `notification`.
     public static var payloadName: String { "notification" }
     /// `the signedDate (or, for early-2022 notifications that have none, the signed transaction's)`.
@@ -148,9 +162,13 @@ extension NotificationPayload: AppStoreSignedPayload {
 
     /// `signedDate`; for early-2022 notifications that carry none, the `signedDate` of the signed
     /// transaction they carry (the same signature covers that token's text).
+    ///
+    /// That fallback reads the nested token's `signedDate` before anything is verified, only to
+    /// choose the validation time; the nested token is verified afterwards like any other.
     public var validationDate: JWSDate? {
         if let signedDate { return signedDate }
-        return (try? data?.signedTransactionInfo?.decodeUnverified())?.signedDate
+        guard let token = data?.signedTransactionInfo?.token, let jws = try? CompactJWS(token) else { return nil }
+        return (try? JWSTransaction(jsonPayload: jws.unverifiedPayload, limits: .default))?.signedDate
     }
 
     /// Bundle id, app Apple id and environment, from `data`, `summary`, `externalPurchaseToken`
@@ -192,8 +210,10 @@ extension NotificationPayload: AppStoreSignedPayload {
 }
 
 /// What an App Store JWS must say, beyond being validly signed. Every property left `nil` is not
-/// checked and is listed in ``Verdict/unchecked``; an expectation about a claim the payload type
-/// does not carry (a bundle id of renewal info) is listed there too.
+/// checked and is listed in ``Verdict/unchecked``. An expectation about a claim the payload type
+/// does not carry (a bundle id of renewal info, an app account token of a notification) is
+/// refused: the verdict fails ``VerificationCheck/Name/notApplicable`` naming it. One type serves
+/// every JWS kind, so ``applicable(to:)`` keeps only what a kind carries.
 public struct JWSExpectations: Sendable, Hashable {
     /// The bundle identifier, compared exactly.
     public var bundleIdentifier: String?
@@ -203,9 +223,12 @@ public struct JWSExpectations: Sendable, Hashable {
     /// The environments allowed (`Production`, `Sandbox`, `Xcode`, `LocalTesting`), compared
     /// without regard to case.
     public var environments: Set<Environment>?
-    /// The most seconds the signed date may lie before the validation time.
+    /// The most seconds the signed date may lie before the verifier's clock (the present, or the
+    /// clock given to the verifier), whatever the validation time: check
+    /// ``VerificationCheck/Name/maximumAge``.
     public var maximumAge: TimeInterval?
-    /// The most seconds the signed date may lie after the validation time.
+    /// The most seconds the signed date may lie after the verifier's clock: check
+    /// ``VerificationCheck/Name/signedDate``.
     public var maximumFutureSkew: TimeInterval?
     /// The device verification id (a UUID, any case) the payload's `deviceVerification` must be
     /// bound to: base64(SHA-384(lower-cased nonce ‖ lower-cased id)).
@@ -287,7 +310,7 @@ public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
             jws = input.jws
         }
         do throws(JWSError) {
-            return .success(SignedJWS(jws: jws, value: try jws.decodeUnverifiedPayload(as: Value.self)))
+            return .success(SignedJWS(jws: jws, value: try jws.decodePayloadToVerify(as: Value.self)))
         } catch {
             return .failure(FormatParseFailure("the payload is not a \(Value.payloadName): \(error)"))
         }
@@ -318,11 +341,14 @@ public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
     /// `the signedDate` (an app transaction: `the receiptCreationDate`).
     public var signedDateName: String { Value.validationDateName }
 
-    /// Algorithm, certificate count, signer certificate, key and signature.
-    public var requiredChecks: [VerificationCheck.Name] { [.algorithm, .certificateCount, .signerCertificate, .signerKey, .signature] }
+    /// Kind, algorithm, `crit`, certificate count, signer certificate, key and signature.
+    public var requiredChecks: [VerificationCheck.Name] {
+        [.kind, .algorithm, .crit, .certificateCount, .signerCertificate, .signerKey, .signature]
+    }
 
-    /// The header, the leaf and the ES256 signature.
+    /// The payload's kind, the header, the leaf and the ES256 signature.
     public func checkSignature(of signed: SignedJWS<Value>, in run: inout VerificationRun) -> SignedBy? {
+        JWSKindCheck.record(Value.payloadKind, of: signed.jws, in: &run)
         let header = signed.jws.header
         let algorithm = header.algorithm
         guard algorithm == .es256 else {
@@ -330,6 +356,7 @@ public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
             return nil
         }
         run.record(.algorithm, true, "ES256")
+        guard JWSKindCheck.recordCrit(of: header, in: &run) else { return nil }
 
         let chain = header.certificateChain ?? []
         let count = chain.count
@@ -401,6 +428,9 @@ enum JWSClaimChecks {
         _ expectations: JWSExpectations, _ claims: AppStoreClaims, payloadName: String, at time: Date?, in run: inout VerificationRun
     ) -> [VerificationCheck.Name] {
         var unchecked: [VerificationCheck.Name] = []
+        // An expectation about a claim this payload type does not carry is refused, never dropped.
+        let refused = ExpectationRefusal.refusals(expectations, carried: claims.carried, payloadName: payloadName)
+        for refusal in refused { run.record(.notApplicable, false, written: refusal) }
         // Bundle id.
         if let expected = expectations.bundleIdentifier, claims.carried.contains(.bundleIdentifier) {
             let actual = claims.bundleIdentifier
@@ -409,7 +439,7 @@ enum JWSClaimChecks {
                 actual == expected
                     ? expected
                     : "the \(payloadName) is for \(VerificationText.quoted(actual)), expected \(VerificationText.quoted(expected))")
-        } else {
+        } else if expectations.bundleIdentifier == nil {
             unchecked.append(.bundleIdentifier)
         }
         // Environment.
@@ -423,10 +453,11 @@ enum JWSClaimChecks {
                     ? environment?.rawValue ?? ""
                     : environment.map { "the \(payloadName) is for \($0.rawValue), allowed: \(names)" }
                         ?? "the \(payloadName) names no environment, allowed: \(names)")
-        } else {
+        } else if expectations.environments == nil {
             unchecked.append(.environment)
         }
-        // App Apple id, on production payloads only.
+        // App Apple id, on production payloads only (as Apple does: sandbox payloads carry none
+        // or a placeholder, so there it is listed as unchecked).
         if let expected = expectations.appAppleId, claims.carried.contains(.appAppleId),
             environment?.rawValue.lowercased() == Environment.production.rawValue.lowercased()
         {
@@ -435,28 +466,13 @@ enum JWSClaimChecks {
                 .appAppleId, actual == expected,
                 actual == expected
                     ? "\(expected)" : "the \(payloadName) is for app \(actual.map(String.init) ?? "(none)"), expected \(expected)")
-        } else {
+        } else if expectations.appAppleId == nil || claims.carried.contains(.appAppleId) {
             unchecked.append(.appAppleId)
         }
-        // Freshness.
+        // Freshness, against the verifier's clock (never the validation time: at the default, the
+        // payload's own signed date, every payload would be 0 s old).
         if expectations.maximumAge != nil || expectations.maximumFutureSkew != nil {
-            if let signed = claims.signedDate?.date, let time {
-                let age = time.timeIntervalSince(signed)
-                var problems: [String] = []
-                if let maximum = expectations.maximumAge, age > maximum {
-                    problems.append("signed \(Int(age)) s before the validation time, more than \(Int(maximum)) s")
-                }
-                if let skew = expectations.maximumFutureSkew, -age > skew {
-                    problems.append("signed \(Int(-age)) s after the validation time, more than \(Int(skew)) s")
-                }
-                let text = VerificationText.rfc3339(signed)
-                let found = problems
-                run.record(.signedDate, found.isEmpty, found.isEmpty ? "signed \(text)" : found.joined(separator: "; "))
-            } else {
-                run.record(
-                    .signedDate, false,
-                    time == nil ? "no validation time to compare the signed date with" : "the \(payloadName) has no signedDate")
-            }
+            checkFreshness(expectations, claims, payloadName: payloadName, in: &run)
         } else {
             unchecked.append(.signedDate)
         }
@@ -471,7 +487,7 @@ enum JWSClaimChecks {
             } else {
                 run.record(.deviceVerification, false, "the \(payloadName) has no deviceVerification and nonce")
             }
-        } else {
+        } else if expectations.deviceVerificationID == nil {
             unchecked.append(.deviceVerification)
         }
         // App account token.
@@ -483,7 +499,7 @@ enum JWSClaimChecks {
                 ok
                     ? expected.lowercased()
                     : "the \(payloadName)'s appAccountToken is \(VerificationText.quoted(actual)), expected \(expected.lowercased())")
-        } else {
+        } else if expectations.appAccountToken == nil {
             unchecked.append(.appAccountToken)
         }
         return unchecked
@@ -493,76 +509,6 @@ enum JWSClaimChecks {
     static func deviceVerification(nonce: String, id: String) -> String? {
         guard let digest = try? Digest.hash(.sha384, Array((nonce.lowercased() + id.lowercased()).utf8)) else { return nil }
         return Base64.encode(digest)
-    }
-
-    /// Verifies each nested token with the same machinery, policy, limits and requested time,
-    /// records one check per token, then their agreement with the outer payload.
-    static func verifyNested<Outer: AppStoreSignedPayload>(
-        _ tokens: [NestedToken], outer: AppStoreClaims, format: JWSFormat<Outer>, expectations: JWSExpectations,
-        in run: inout VerificationRun
-    ) {
-        var transaction: JWSTransaction?
-        var renewal: JWSRenewalInfo?
-        var problems: [String] = []
-        func agree(_ name: String, _ inner: AppStoreClaims) {
-            if inner.carried.contains(.bundleIdentifier), let a = inner.bundleIdentifier, let b = outer.bundleIdentifier, a != b {
-                problems.append("the \(name) is for \(a), the notification for \(b)")
-            }
-            if let a = inner.environment, let b = outer.environment, a.rawValue.lowercased() != b.rawValue.lowercased() {
-                problems.append("the \(name) is in \(a.rawValue), the notification in \(b.rawValue)")
-            }
-        }
-        for token in tokens {
-            switch token {
-            case .transaction(let nested):
-                let verdict = nestedVerdict(nested, format: format, in: &run)
-                record(.signedTransactionInfo, verdict, in: &run)
-                if let value = verdict.payload?.value {
-                    transaction = value
-                    agree("signed transaction", value.claims)
-                }
-            case .renewalInfo(let nested):
-                let verdict = nestedVerdict(nested, format: format, in: &run)
-                record(.signedRenewalInfo, verdict, in: &run)
-                if let value = verdict.payload?.value {
-                    renewal = value
-                    agree("signed renewal info", value.claims)
-                }
-            case .appTransaction(let nested):
-                let verdict = nestedVerdict(nested, format: format, in: &run)
-                record(.signedAppTransactionInfo, verdict, in: &run)
-                if let value = verdict.payload?.value { agree("signed app transaction", value.claims) }
-            }
-        }
-        if let transaction, let renewal, let a = renewal.originalTransactionId, let b = transaction.originalTransactionId, a != b {
-            problems.append("the renewal info is for original transaction \(a), the transaction for \(b)")
-        }
-        let count = tokens.count
-        let found = problems
-        run.record(
-            .nestedAgreement, found.isEmpty,
-            found.isEmpty
-                ? count == 1 ? "the nested token agrees with the notification" : "\(count) nested tokens agree with the notification"
-                : found.joined(separator: "; "))
-    }
-
-    static func nestedVerdict<Inner: AppStoreSignedPayload, Outer: AppStoreSignedPayload>(
-        _ nested: NestedJWS<Inner>, format: JWSFormat<Outer>, in run: inout VerificationRun
-    ) -> Verdict<SignedJWS<Inner>> {
-        let verifier = SignedDataVerifier(
-            format: JWSFormat<Inner>(policy: format.policy, limits: format.limits, headerCache: format.headerCache),
-            machinery: run.machinery)
-        return verifier.verify(Array(nested.token.utf8), expecting: .none, at: run.requestedTime)
-    }
-
-    static func record<Inner>(_ name: VerificationCheck.Name, _ verdict: Verdict<SignedJWS<Inner>>, in run: inout VerificationRun) {
-        if verdict.isValid {
-            let time = verdict.validationTime.map { " at \(VerificationText.rfc3339($0))" } ?? ""
-            run.record(name, true, "verified (\(verdict.checks.count) checks\(time))")
-        } else {
-            let failure = verdict.firstFailure
-            run.record(name, false, failure.map { "\($0.name): \($0.reason)" } ?? "a required check did not run")
-        }
     }
 }
 
@@ -578,19 +524,21 @@ public typealias NotificationVerifier = SignedDataVerifier<JWSFormat<Notificatio
 
 extension SignedDataVerifier {
     /// A JWS verifier that trusts exactly `anchors` under `policy`.
+    /// `clock` is what ``JWSExpectations/maximumAge`` is measured against (the system clock by
+    /// default).
     public init<Value: AppStoreSignedPayload>(
         anchors: TrustAnchors, policy: VerificationPolicy = .appStore, cache: ChainCache? = .shared, limits: JWSLimits = .default,
-        headerCache: JWSHeaderCache? = nil
+        headerCache: JWSHeaderCache? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) where Format == JWSFormat<Value> {
-        self.init(format: JWSFormat(policy: policy, limits: limits, headerCache: headerCache), anchors: anchors, cache: cache)
+        self.init(format: JWSFormat(policy: policy, limits: limits, headerCache: headerCache), anchors: anchors, cache: cache, clock: clock)
     }
 
     /// A JWS verifier that trusts exactly `anchors` (parsed certificates) under `policy`.
     public init<Value: AppStoreSignedPayload>(
         anchors: [Certificate], policy: VerificationPolicy = .appStore, cache: ChainCache? = .shared, limits: JWSLimits = .default,
-        headerCache: JWSHeaderCache? = nil
+        headerCache: JWSHeaderCache? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) where Format == JWSFormat<Value> {
-        self.init(anchors: TrustAnchors(anchors), policy: policy, cache: cache, limits: limits, headerCache: headerCache)
+        self.init(anchors: TrustAnchors(anchors), policy: policy, cache: cache, limits: limits, headerCache: headerCache, clock: clock)
     }
 
     /// A JWS verifier for the App Store: the bundled Apple roots (Apple Root CA - G3 signs every

@@ -210,39 +210,43 @@ public struct VerificationPolicy: Sendable {
 
     /// Apple's App Store signatures (app receipts and JWS): a chain of exactly 3 (signing leaf,
     /// WWDR intermediate, Apple root), the leaf marked 1.2.840.113635.100.6.11.1 and the
-    /// intermediate 1.2.840.113635.100.6.2.1.
+    /// intermediate 1.2.840.113635.100.6.2.1, and Apple's certificate profile
+    /// (``KeyUsagePolicy``, ``BasicConstraintsPolicy``).
     public static let appStore = VerificationPolicy(
         name: "appStore",
         chainPolicies: [
             ChainLengthPolicy(exactly: 3), CertificateExtensionPolicy.appleReceiptSigningLeaf,
-            CertificateExtensionPolicy.appleWWDRIntermediate,
+            CertificateExtensionPolicy.appleWWDRIntermediate, KeyUsagePolicy(), BasicConstraintsPolicy(),
         ])
 
     /// Xcode's StoreKit testing signatures: the signer certificate is itself the anchor (a chain
-    /// of 1), as with Xcode's StoreKit test certificate.
-    public static let xcode = VerificationPolicy(name: "xcode", chainPolicies: [ChainLengthPolicy(exactly: 1)], isStoreKitTesting: true)
+    /// of 1), as with Xcode's StoreKit test certificate, and its keyUsage includes
+    /// digitalSignature (``KeyUsagePolicy``; it is a self-signed CA, so ``BasicConstraintsPolicy``
+    /// does not apply).
+    public static let xcode = VerificationPolicy(
+        name: "xcode", chainPolicies: [ChainLengthPolicy(exactly: 1), KeyUsagePolicy()], isStoreKitTesting: true)
 
     /// iOS 6 transaction receipts with a version-2 signature blob: leaf → the pinned
     /// `intermediate` (Apple iTunes Store Certification Authority) → anchor, the leaf marked
-    /// 1.2.840.113635.100.6.5.1.
+    /// 1.2.840.113635.100.6.5.1, and Apple's certificate profile.
     public static func transactionReceiptVersion2(intermediate: Certificate) -> VerificationPolicy {
         VerificationPolicy(
             name: "transactionReceiptV2",
             chainPolicies: [
                 ChainLengthPolicy(exactly: 3), PinnedCertificatePolicy(certificate: intermediate),
-                CertificateExtensionPolicy.applePurchaseReceiptLeaf,
+                CertificateExtensionPolicy.applePurchaseReceiptLeaf, KeyUsagePolicy(), BasicConstraintsPolicy(),
             ])
     }
 
     /// iOS 6 transaction receipts with a version-3 signature blob: leaf → the pinned
     /// `intermediate` (Apple Worldwide Developer Relations CA, 2013) → anchor, the leaf marked
-    /// 1.2.840.113635.100.6.11.1.
+    /// 1.2.840.113635.100.6.11.1, and Apple's certificate profile.
     public static func transactionReceiptVersion3(intermediate: Certificate) -> VerificationPolicy {
         VerificationPolicy(
             name: "transactionReceiptV3",
             chainPolicies: [
                 ChainLengthPolicy(exactly: 3), PinnedCertificatePolicy(certificate: intermediate),
-                CertificateExtensionPolicy.appleReceiptSigningLeaf,
+                CertificateExtensionPolicy.appleReceiptSigningLeaf, KeyUsagePolicy(), BasicConstraintsPolicy(),
             ])
     }
 

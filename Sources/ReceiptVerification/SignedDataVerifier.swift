@@ -194,6 +194,8 @@ public struct VerificationRun: Sendable {
     /// The validation time the caller asked for (nested verifications use it too).
     public let requestedTime: ValidationTime
     let machinery: ChainMachinery
+    /// The nested tokens a format verified in this run, handed to the verdict.
+    var verifiedNested = VerifiedNestedTokens.none
     /// The signer looked up or parsed last, with the chains the cache holds for it.
     var signerEntry: (key: ChainCache.Key?, chains: [ChainCache.ValidatedChain])?
 
@@ -229,6 +231,11 @@ public struct VerificationRun: Sendable {
         checks.append(VerificationCheck(name: name, passed: passed, template: reason))
         return passed
     }
+
+    /// The verifier's clock, read now: the present time expectations such as
+    /// ``JWSExpectations/maximumAge`` are measured against (never the validation time, which may
+    /// be the input's own signed date).
+    public func clockTime() -> Date { machinery.clock() }
 
     /// The signer certificate with these exact DER bytes: from the ``ChainCache`` when it holds it
     /// (with the chains validated for it), else parsed by OpenSSL.
@@ -266,10 +273,14 @@ final class ChainMachinery: Sendable {
     let trustAnchorsReason: String
     /// The indices of the anchors that are Apple's public roots (by their pinned SHA-256).
     let appleAnchorIndices: Set<Int>
+    /// The verifier's clock: what ages (``JWSExpectations/maximumAge``) are measured against,
+    /// whatever the validation time.
+    let clock: @Sendable () -> Date
 
-    init(anchors: TrustAnchors, cache: ChainCache?) {
+    init(anchors: TrustAnchors, cache: ChainCache?, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.anchors = anchors
         self.cache = cache
+        self.clock = clock
         trustStore = TrustStore(anchors: anchors.certificates)
         anchorSubjects = anchors.certificates.map { "\($0.subject)" }
         pinnedAnchorReasons = anchorSubjects.map { "ends at the configured anchor \($0)" }
@@ -386,8 +397,11 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
     ///     makes every input fail the check ``VerificationCheck/Name/trustAnchors``.
     ///   - cache: where parsed certificates and validated chains are kept; ``ChainCache/shared``
     ///     by default, nil to validate every time.
-    public init(format: Format, anchors: TrustAnchors, cache: ChainCache? = .shared) {
-        self.init(format: format, machinery: ChainMachinery(anchors: anchors, cache: cache))
+    ///   - clock: the verifier's clock, read when an expectation needs the present time (the age
+    ///     of a signed date, ``JWSExpectations/maximumAge``), whatever the validation time; the
+    ///     system clock by default.
+    public init(format: Format, anchors: TrustAnchors, cache: ChainCache? = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(format: format, machinery: ChainMachinery(anchors: anchors, cache: cache, clock: clock))
     }
 
     /// A verifier of `format` sharing another verifier's anchors, trust store and cache.
@@ -516,7 +530,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
             checks: run.checks, required: requiredChecks, requiredPolicies: signed?.policy.requiredNames ?? [], unchecked: unchecked,
             payload: payload, chain: validatedChain,
             validationTime: validationTime, requestedTime: requestedTime, signature: signed?.signature,
-            assurance: assurance)
+            assurance: assurance, nested: run.verifiedNested)
     }
 }
 

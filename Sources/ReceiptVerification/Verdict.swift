@@ -366,6 +366,9 @@ public struct Verdict<Payload: Sendable>: Sendable, CustomStringConvertible {
     public let signature: SignatureSummary?
     /// What the verdict means when it is valid; nil when it is not.
     public let assurance: VerificationAssurance?
+    /// The tokens nested in the payload (a notification's signed transaction, renewal info, app
+    /// transaction), verified with it and typed; empty unless the verdict is valid.
+    public let nested: VerifiedNestedTokens
 
     /// Assembles a verdict; `isValid` is derived here and nowhere else.
     ///
@@ -374,7 +377,8 @@ public struct Verdict<Payload: Sendable>: Sendable, CustomStringConvertible {
     init(
         checks: [VerificationCheck], required: [VerificationCheck.Name], requiredPolicies: [VerificationCheck.Name] = [],
         unchecked: [VerificationCheck.Name], payload: Payload?, chain: [Certificate]?, validationTime: Date?,
-        requestedTime: ValidationTime, signature: SignatureSummary?, assurance: VerificationAssurance?
+        requestedTime: ValidationTime, signature: SignatureSummary?, assurance: VerificationAssurance?,
+        nested: VerifiedNestedTokens = .none
     ) {
         self.checks = checks
         self.unchecked = unchecked
@@ -417,6 +421,7 @@ public struct Verdict<Payload: Sendable>: Sendable, CustomStringConvertible {
         self.chain = didPass(.chain) ? chain : nil
         self.signature = didPass(.signature) ? signature : nil
         self.assurance = valid ? assurance : nil
+        self.nested = valid ? nested : .none
     }
 
     /// The checks that failed, in order.

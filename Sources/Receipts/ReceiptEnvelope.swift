@@ -19,17 +19,6 @@ public struct AlgorithmIdentifier: Sendable, Hashable {
     /// The encoded parameters element, if present (often NULL).
     public let parameters: ArraySlice<UInt8>?
 
-    init(oid: ASN1ObjectIdentifier, parameters: ArraySlice<UInt8>?) {
-        self.oid = oid
-        self.parameters = parameters
-    }
-
-    init(reading reader: inout ASN1Reader) throws(ASN1Error) {
-        var sequence = try reader.readSequence()
-        oid = try sequence.readObjectIdentifier()
-        parameters = sequence.isAtEnd ? nil : try sequence.readElement().encodedBytes
-        try sequence.finish()
-    }
 }
 
 /// One signed attribute: its type and the encoded elements of its value set.
@@ -109,59 +98,6 @@ public struct SignerInfo: Sendable {
 
     init(storage: Storage) { self.storage = storage }
 
-    init(_ element: ASN1Element) throws {
-        let encodedBytes = element.encodedBytes
-        var reader = try element.children()
-        let version = try reader.readInteger(Int.self)
-        let signerIdentifier: Identifier
-        let sid = try reader.readElement()
-        switch (sid.identifier.tagClass, sid.identifier.tagNumber, sid.identifier.isConstructed) {
-        case (.universal, 16, true):
-            var issuerAndSerial = try sid.children()
-            let issuer = try issuerAndSerial.readElement(.sequence).encodedBytes
-            let serial = try issuerAndSerial.readElement(.integer).integerBytes()
-            try issuerAndSerial.finish()
-            signerIdentifier = .issuerAndSerialNumber(issuer: issuer, serialNumber: serial)
-        case (.contextSpecific, 0, false):
-            signerIdentifier = .subjectKeyIdentifier(sid.content)
-        default:
-            throw ASN1Error(code: .unexpectedTag, offset: sid.offset, reason: "SignerIdentifier is \(sid.identifier)")
-        }
-        let digestAlgorithm = try AlgorithmIdentifier(reading: &reader)
-        let signedAttributesEncoded: ArraySlice<UInt8>?
-        let signedAttributes: [SignedAttribute]
-        if let attributes = try reader.readOptionalElement(.contextSpecific(0, constructed: true)) {
-            signedAttributesEncoded = attributes.encodedBytes
-            var list: [SignedAttribute] = []
-            var set = try attributes.children()
-            while !set.isAtEnd {
-                guard list.count < SignerInfo.maximumSignedAttributes else {
-                    throw ReceiptError.make(
-                        .limitExceeded, set.position, "more than \(SignerInfo.maximumSignedAttributes) signed attributes")
-                }
-                var attribute = try set.readSequence()
-                let type = try attribute.readObjectIdentifier()
-                var valueSet = try attribute.readSet()
-                var values: [ArraySlice<UInt8>] = []
-                while !valueSet.isAtEnd { values.append(try valueSet.readElement().encodedBytes) }
-                try attribute.finish()
-                list.append(SignedAttribute(type: type, values: values))
-            }
-            signedAttributes = list
-        } else {
-            signedAttributesEncoded = nil
-            signedAttributes = []
-        }
-        let signatureAlgorithm = try AlgorithmIdentifier(reading: &reader)
-        let signature = try reader.readOctetString()
-        _ = try reader.readOptionalElement(.contextSpecific(1, constructed: true))
-        try reader.finish()
-        storage = Storage(
-            version: version, signerIdentifier: signerIdentifier, digestAlgorithm: digestAlgorithm,
-            signedAttributesEncoded: signedAttributesEncoded, signedAttributes: signedAttributes, signatureAlgorithm: signatureAlgorithm,
-            signature: signature, encodedBytes: encodedBytes)
-    }
-
     static let maximumSignedAttributes = 64
 }
 
@@ -234,166 +170,118 @@ public struct ReceiptEnvelope: Sendable {
         guard bytes.count <= limits.maximumInputSize else {
             throw ReceiptError.make(.inputTooLarge, nil, "input of \(bytes.count) bytes exceeds \(limits.maximumInputSize)")
         }
-        if let storage = ReceiptEnvelope.readDER(bytes, limits: limits) {
-            self.storage = storage
-            return
+        // DER first (every App Store receipt); what DER refuses is read again under BER, whose
+        // answer decides (Xcode receipts use indefinite lengths and a segmented eContent).
+        do throws(ReceiptError) {
+            storage = try ReceiptEnvelope.read(bytes, rules: .der, limits: limits)
+        } catch {
+            storage = try ReceiptEnvelope.read(bytes, rules: .ber, limits: limits)
         }
-        storage = try ReceiptEnvelope.readGeneral(bytes, limits: limits)
     }
 
     init(storage: Storage) { self.storage = storage }
+}
 
-    /// The envelope read with the general (BER) reader, which applies every rule and reports
-    /// every error.
-    static func readGeneral(_ bytes: [UInt8], limits: ReceiptLimits) throws(ReceiptError) -> Storage {
+extension ReceiptEnvelope {
+    /// The envelope read with the raw reader under `rules`: DER (strict: one encoding per value)
+    /// or BER (indefinite lengths and a segmented eContent, as Xcode writes them). Every rule is
+    /// applied and every error reported, as a ``ReceiptError``.
+    static func read(_ bytes: [UInt8], rules: ASN1EncodingRules, limits: ReceiptLimits) throws(ReceiptError) -> Storage {
         do {
-            var top = try ASN1Reader(bytes, rules: .ber, limits: limits.asn1)
-            let root = try top.readElement(.sequence)
-            try top.finish()
-            var contentInfo = try root.children()
-            let outerType = try contentInfo.readObjectIdentifier()
-            guard outerType == ReceiptOID.signedData else {
-                throw ReceiptError.make(
-                    .unsupportedEnvelope, root.offset, "ContentInfo type is \(outerType), not signedData")
-            }
-            var explicit = try contentInfo.readConstructed(.contextSpecific(0, constructed: true))
-            let signedDataElement = try explicit.readElement(.sequence)
-            try explicit.finish()
-            try contentInfo.finish()
-            var signedData = try signedDataElement.children()
-            var berForms = root.isIndefiniteLength || signedDataElement.isIndefiniteLength
-
-            let version = try signedData.readInteger(Int.self)
-            var algorithms = try signedData.readSet()
-            var digestAlgorithms: [AlgorithmIdentifier] = []
-            while !algorithms.isAtEnd {
-                guard digestAlgorithms.count < 16 else {
-                    throw ReceiptError.make(.limitExceeded, algorithms.position, "more than 16 digest algorithms")
-                }
-                digestAlgorithms.append(try AlgorithmIdentifier(reading: &algorithms))
-            }
-            let encapsulated = try signedData.readElement(.sequence)
-            berForms = berForms || encapsulated.isIndefiniteLength
-            var encapsulatedReader = try encapsulated.children()
-            let contentType = try encapsulatedReader.readObjectIdentifier()
-            guard let eContent = try encapsulatedReader.readOptionalElement(.contextSpecific(0, constructed: true)) else {
-                throw ReceiptError.make(.missingPayload, encapsulated.offset, "SignedData has no encapsulated content")
-            }
-            try encapsulatedReader.finish()
-            var eContentReader = try eContent.children()
-            let octets = try eContentReader.readElement()
-            try eContentReader.finish()
-            guard octets.identifier.tagClass == .universal, octets.identifier.tagNumber == 4 else {
-                throw ReceiptError.make(.unsupportedEnvelope, octets.offset, "eContent is \(octets.identifier), not OCTET STRING")
-            }
-            let payload = try octets.octets()
-            let payloadOffset = octets.identifier.isConstructed ? nil : octets.offset + octets.headerLength
-            berForms = berForms || eContent.isIndefiniteLength || octets.identifier.isConstructed
-
-            var certificates: [ArraySlice<UInt8>] = []
-            if let certificateSet = try signedData.readOptionalElement(.contextSpecific(0, constructed: true)) {
-                var reader = try certificateSet.children()
-                while !reader.isAtEnd {
-                    guard certificates.count < ReceiptEnvelope.maximumCertificates else {
-                        throw ReceiptError.make(
-                            .limitExceeded, reader.position, "more than \(ReceiptEnvelope.maximumCertificates) certificates")
-                    }
-                    certificates.append(try reader.readElement().encodedBytes)
-                }
-            }
-            _ = try signedData.readOptionalElement(.contextSpecific(1, constructed: true))  // CRLs: not used
-
-            var signerSet = try signedData.readSet()
-            var signers: [SignerInfo] = []
-            while !signerSet.isAtEnd {
-                guard signers.count < ReceiptEnvelope.maximumSigners else {
-                    throw ReceiptError.make(.limitExceeded, signerSet.position, "more than \(ReceiptEnvelope.maximumSigners) signers")
-                }
-                signers.append(try SignerInfo(signerSet.readElement(.sequence)))
-            }
-            try signedData.finish()
-            return Storage(
-                encodedBytes: bytes, usesBERForms: berForms, version: version, digestAlgorithms: digestAlgorithms,
-                contentType: contentType, payload: payload, payloadOffset: payloadOffset, certificates: certificates, signers: signers)
-        } catch let error as ASN1Error {
-            throw ReceiptError.wrap(error, as: .malformedEnvelope, context: "PKCS#7 envelope")
+            return try bytes.withUnsafeBytes { raw in try read(raw, bytes, rules: rules, limits: limits) }
         } catch let error as ReceiptError {
             throw error
+        } catch let error as ASN1Error {
+            throw ReceiptError.wrap(error, as: .malformedEnvelope, context: "PKCS#7 envelope")
         } catch {
             throw ReceiptError.make(.malformedEnvelope, nil, "\(error)")
         }
     }
-}
 
-extension ReceiptEnvelope {
-    /// The envelope of a DER input, read with the raw reader under DER rules: the same reads as
-    /// ``readGeneral(_:limits:)`` in the same order, without an `ASN1Element` (and its slice) per
-    /// element. Nil for anything the raw reader refuses under DER, or that the general reader
-    /// would refuse or read differently (a limit reached, a constructed or BER form, an unexpected
-    /// type); the general reader then decides. DER is BER with one encoding per value, so where
-    /// this path answers, the general one gives the same envelope (tests compare the two).
-    static func readDER(_ bytes: [UInt8], limits: ReceiptLimits) -> Storage? {
-        bytes.withUnsafeBytes { raw -> Storage? in
-            do throws(ASN1Error) {
-                return try readDER(raw, bytes, limits: limits)
-            } catch {
-                return nil
-            }
-        }
-    }
-
-    private static func readDER(_ raw: UnsafeRawBufferPointer, _ bytes: [UInt8], limits: ReceiptLimits) throws(ASN1Error) -> Storage? {
+    private static func read(
+        _ raw: UnsafeRawBufferPointer, _ bytes: [UInt8], rules: ASN1EncodingRules, limits: ReceiptLimits
+    ) throws -> Storage {
         @inline(__always) func slice(_ range: Range<Int>) -> ArraySlice<UInt8> { bytes[range] }
         @inline(__always) func whole(_ element: ASN1RawElement) -> ArraySlice<UInt8> { bytes[element.start..<element.end] }
-        @inline(__always) func oid(_ element: ASN1RawElement) throws(ASN1Error) -> ASN1ObjectIdentifier? {
-            guard element.identifier == .objectIdentifier else { return nil }
+        @inline(__always) func oid(_ reader: inout ASN1RawReader) throws(ASN1Error) -> ASN1ObjectIdentifier {
+            let element = try reader.readElement(.objectIdentifier)
             return try ASN1ObjectIdentifier(validatingContent: bytes[element.contentStart..<element.contentEnd], offset: element.start)
         }
-        @inline(__always) func algorithm(_ reader: inout ASN1RawReader) throws(ASN1Error) -> AlgorithmIdentifier? {
+        @inline(__always) func integer(_ reader: inout ASN1RawReader) throws(ASN1Error) -> Int {
+            let element = try reader.readElement(.integer)
+            return try ASN1RawReader.decodeInteger(raw, element.contentStart..<element.contentEnd, rules: rules, at: element.start)
+        }
+        @inline(__always) func algorithm(_ reader: inout ASN1RawReader) throws(ASN1Error) -> AlgorithmIdentifier {
             var sequence = try reader.readConstructed(.sequence)
-            guard let identifier = try oid(sequence.readElement()) else { return nil }
+            let identifier = try oid(&sequence)
             let parameters = sequence.isAtEnd ? nil : whole(try sequence.readElement())
             try sequence.finish()
             return AlgorithmIdentifier(oid: identifier, parameters: parameters)
         }
-        var top = ASN1RawReader(buffer: raw, rules: .der, maximumDepth: limits.maximumDepth)
+        var top = ASN1RawReader(buffer: raw, rules: rules, maximumDepth: limits.maximumDepth)
         let root = try top.readElement(.sequence)
         try top.finish()
         var contentInfo = try top.children(of: root)
-        guard try oid(contentInfo.readElement()) == ReceiptOID.signedData else { return nil }
+        let outerType = try oid(&contentInfo)
+        guard outerType == ReceiptOID.signedData else {
+            throw ReceiptError.make(.unsupportedEnvelope, root.start, "ContentInfo type is \(outerType), not signedData")
+        }
         var explicit = try contentInfo.readConstructed(.contextSpecific(0, constructed: true))
         let signedDataElement = try explicit.readElement(.sequence)
         try explicit.finish()
         try contentInfo.finish()
         var signedData = try explicit.children(of: signedDataElement)
+        var berForms = root.isIndefiniteLength || signedDataElement.isIndefiniteLength
 
-        let versionElement = try signedData.readElement(.integer)
-        let version: Int = try ASN1RawReader.decodeInteger(
-            raw, versionElement.contentStart..<versionElement.contentEnd, rules: .der, at: versionElement.start)
+        let version = try integer(&signedData)
         var algorithms = try signedData.readConstructed(.set)
         var digestAlgorithms: [AlgorithmIdentifier] = []
         digestAlgorithms.reserveCapacity(2)
         while !algorithms.isAtEnd {
-            guard digestAlgorithms.count < 16, let algorithm = try algorithm(&algorithms) else { return nil }
-            digestAlgorithms.append(algorithm)
+            guard digestAlgorithms.count < 16 else {
+                throw ReceiptError.make(.limitExceeded, algorithms.offset, "more than 16 digest algorithms")
+            }
+            digestAlgorithms.append(try algorithm(&algorithms))
         }
 
-        var encapsulated = try signedData.readConstructed(.sequence)
-        guard let contentType = try oid(encapsulated.readElement()),
-            let eContent = try encapsulated.readOptionalElement(.contextSpecific(0, constructed: true))
-        else { return nil }
-        try encapsulated.finish()
-        var eContentReader = try encapsulated.children(of: eContent)
+        let encapsulated = try signedData.readElement(.sequence)
+        berForms = berForms || encapsulated.isIndefiniteLength
+        var encapsulatedReader = try signedData.children(of: encapsulated)
+        let contentType = try oid(&encapsulatedReader)
+        guard let eContent = try encapsulatedReader.readOptionalElement(.contextSpecific(0, constructed: true)) else {
+            throw ReceiptError.make(.missingPayload, encapsulated.start, "SignedData has no encapsulated content")
+        }
+        try encapsulatedReader.finish()
+        var eContentReader = try encapsulatedReader.children(of: eContent)
         let octets = try eContentReader.readElement()
         try eContentReader.finish()
-        guard octets.identifier == .octetString else { return nil }  // primitive, definite (DER)
+        guard octets.identifier.tagClass == .universal, octets.identifier.tagNumber == 4 else {
+            throw ReceiptError.make(.unsupportedEnvelope, octets.start, "eContent is \(octets.identifier), not OCTET STRING")
+        }
+        let payload: ArraySlice<UInt8>
+        let payloadOffset: Int?
+        if octets.identifier.isConstructed {
+            // Segmented (BER only; under DER this throws): the segments concatenated.
+            var joined: [UInt8] = []
+            _ = try ASN1RawReader.appendSegments(
+                raw, of: octets, base: 0, rules: rules, depth: eContentReader.depth, maximumDepth: limits.maximumDepth, into: &joined)
+            payload = joined[...]
+            payloadOffset = nil
+            berForms = true
+        } else {
+            payload = slice(octets.contentStart..<octets.contentEnd)
+            payloadOffset = octets.contentStart
+        }
+        berForms = berForms || eContent.isIndefiniteLength
 
         var certificates: [ArraySlice<UInt8>] = []
         if let set = try signedData.readOptionalElement(.contextSpecific(0, constructed: true)) {
             certificates.reserveCapacity(4)
             var reader = try signedData.children(of: set)
             while !reader.isAtEnd {
-                guard certificates.count < ReceiptEnvelope.maximumCertificates else { return nil }
+                guard certificates.count < ReceiptEnvelope.maximumCertificates else {
+                    throw ReceiptError.make(.limitExceeded, reader.offset, "more than \(ReceiptEnvelope.maximumCertificates) certificates")
+                }
                 certificates.append(whole(try reader.readElement()))
             }
         }
@@ -403,12 +291,12 @@ extension ReceiptEnvelope {
         var signers: [SignerInfo] = []
         signers.reserveCapacity(1)
         while !signerSet.isAtEnd {
-            guard signers.count < ReceiptEnvelope.maximumSigners else { return nil }
+            guard signers.count < ReceiptEnvelope.maximumSigners else {
+                throw ReceiptError.make(.limitExceeded, signerSet.offset, "more than \(ReceiptEnvelope.maximumSigners) signers")
+            }
             let element = try signerSet.readElement(.sequence)
             var reader = try signerSet.children(of: element)
-            let versionElement = try reader.readElement(.integer)
-            let signerVersion: Int = try ASN1RawReader.decodeInteger(
-                raw, versionElement.contentStart..<versionElement.contentEnd, rules: .der, at: versionElement.start)
+            let signerVersion = try integer(&reader)
             let sid = try reader.readElement()
             let identifier: SignerInfo.Identifier
             if sid.identifier == .sequence {
@@ -416,19 +304,21 @@ extension ReceiptEnvelope {
                 let issuer = try issuerAndSerial.readElement(.sequence)
                 let serial = try issuerAndSerial.readElement(.integer)
                 try issuerAndSerial.finish()
-                guard serial.contentLength >= 1 else { return nil }
-                if serial.contentLength >= 2,
+                guard serial.contentLength >= 1 else {
+                    throw ASN1Error(code: .invalidInteger, offset: serial.start, reason: "INTEGER has no content octets")
+                }
+                if rules == .distinguished, serial.contentLength >= 2,
                     DERFraming.isRedundantLeadingOctet(raw[serial.contentStart], before: raw[serial.contentStart &+ 1])
                 {
-                    return nil
+                    throw ASN1Error(code: .invalidInteger, offset: serial.start, reason: "INTEGER is not minimally encoded (DER)")
                 }
                 identifier = .issuerAndSerialNumber(issuer: whole(issuer), serialNumber: slice(serial.contentStart..<serial.contentEnd))
             } else if sid.identifier == .contextSpecific(0, constructed: false) {
                 identifier = .subjectKeyIdentifier(slice(sid.contentStart..<sid.contentEnd))
             } else {
-                return nil
+                throw ASN1Error(code: .unexpectedTag, offset: sid.start, reason: "SignerIdentifier is \(sid.identifier)")
             }
-            guard let digestAlgorithm = try algorithm(&reader) else { return nil }
+            let digestAlgorithm = try algorithm(&reader)
             var signedAttributesEncoded: ArraySlice<UInt8>?
             var signedAttributes: [SignedAttribute] = []
             if let attributes = try reader.readOptionalElement(.contextSpecific(0, constructed: true)) {
@@ -436,9 +326,12 @@ extension ReceiptEnvelope {
                 signedAttributes.reserveCapacity(4)
                 var set = try reader.children(of: attributes)
                 while !set.isAtEnd {
-                    guard signedAttributes.count < SignerInfo.maximumSignedAttributes else { return nil }
+                    guard signedAttributes.count < SignerInfo.maximumSignedAttributes else {
+                        throw ReceiptError.make(
+                            .limitExceeded, set.offset, "more than \(SignerInfo.maximumSignedAttributes) signed attributes")
+                    }
                     var attribute = try set.readConstructed(.sequence)
-                    guard let type = try oid(attribute.readElement()) else { return nil }
+                    let type = try oid(&attribute)
                     var valueSet = try attribute.readConstructed(.set)
                     var values: [ArraySlice<UInt8>] = []
                     values.reserveCapacity(1)
@@ -447,9 +340,18 @@ extension ReceiptEnvelope {
                     signedAttributes.append(SignedAttribute(type: type, values: values))
                 }
             }
-            guard let signatureAlgorithm = try algorithm(&reader) else { return nil }
+            let signatureAlgorithm = try algorithm(&reader)
             let signature = try reader.readElement()
-            guard signature.identifier == .octetString else { return nil }
+            guard signature.identifier.tagClass == .universal, signature.identifier.tagNumber == 4 else {
+                throw ASN1Error(
+                    code: .unexpectedTag, offset: signature.start, reason: "signature is \(signature.identifier), not OCTET STRING")
+            }
+            var signatureOctets: [UInt8] = []
+            let signatureBytes =
+                try ASN1RawReader.appendSegments(
+                    raw, of: signature, base: 0, rules: rules, depth: reader.depth, maximumDepth: limits.maximumDepth,
+                    into: &signatureOctets)
+                ? signatureOctets[...] : slice(signature.contentStart..<signature.contentEnd)
             _ = try reader.readOptionalElement(.contextSpecific(1, constructed: true))
             try reader.finish()
             signers.append(
@@ -457,13 +359,11 @@ extension ReceiptEnvelope {
                     storage: SignerInfo.Storage(
                         version: signerVersion, signerIdentifier: identifier, digestAlgorithm: digestAlgorithm,
                         signedAttributesEncoded: signedAttributesEncoded, signedAttributes: signedAttributes,
-                        signatureAlgorithm: signatureAlgorithm, signature: slice(signature.contentStart..<signature.contentEnd),
-                        encodedBytes: whole(element))))
+                        signatureAlgorithm: signatureAlgorithm, signature: signatureBytes, encodedBytes: whole(element))))
         }
         try signedData.finish()
         return Storage(
-            encodedBytes: bytes, usesBERForms: false, version: version, digestAlgorithms: digestAlgorithms, contentType: contentType,
-            payload: slice(octets.contentStart..<octets.contentEnd), payloadOffset: octets.contentStart, certificates: certificates,
-            signers: signers)
+            encodedBytes: bytes, usesBERForms: berForms, version: version, digestAlgorithms: digestAlgorithms, contentType: contentType,
+            payload: payload, payloadOffset: payloadOffset, certificates: certificates, signers: signers)
     }
 }

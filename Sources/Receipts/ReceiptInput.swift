@@ -56,7 +56,8 @@ public enum ReceiptInput: Sendable, Equatable {
         }
         throw ReceiptError.make(
             .notAReceipt, 0,
-            "input is neither a PKCS#7 receipt (DER/BER), base64 text, a JSON body with \"receipt-data\", nor a transaction receipt")
+            "input is neither a PKCS#7 receipt (DER/BER), base64 text, a JSON body with \"receipt-data\", nor a transaction receipt"
+                + " (App Store signed data is a JWS, text starting eyJ, or a JSON body with \"signedPayload\")")
     }
 
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }

@@ -60,6 +60,7 @@ enum NotificationColumns {
         if let original = query.originalTransactionId { add({ "original_transaction_id = \($0)" }, .text(original)) }
         if let since = query.signedSince { add({ "\(orderKey) >= \($0)" }, .integer(since)) }
         if let uuid = query.notificationUUID { add({ "notification_uuid = \($0)" }, .text(uuid)) }
+        if let transaction = query.transactionId { add({ "transaction_id = \($0)" }, .text(transaction)) }
         var sql = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         sql += " ORDER BY \(orderKey), \(uuidOrder)"
         if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }

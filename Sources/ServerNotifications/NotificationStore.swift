@@ -69,17 +69,21 @@ public struct NotificationQuery: Sendable, Hashable {
     public var notificationUUID: String?
     /// At most this many rows (the first ones in order).
     public var limit: Int?
+    /// Only rows whose signed transaction has this `transactionId` (not indexed: for lookups
+    /// such as finding the original transaction of a transaction id, not for hot paths).
+    public var transactionId: String?
 
     /// Creates a query.
     public init(
         notificationType: String? = nil, originalTransactionId: String? = nil, signedSince: Int64? = nil, notificationUUID: String? = nil,
-        limit: Int? = nil
+        limit: Int? = nil, transactionId: String? = nil
     ) {
         self.notificationType = notificationType
         self.originalTransactionId = originalTransactionId
         self.signedSince = signedSince
         self.notificationUUID = notificationUUID
         self.limit = limit
+        self.transactionId = transactionId
     }
 
     /// Every row.

@@ -1,6 +1,6 @@
 public import Foundation
 public import JWS
-import ReceiptVerification
+public import ReceiptVerification
 
 /// One App Store Server Notification V2 as a store keeps it: the raw `signedPayload` and the
 /// decoded columns a backend queries, taken from the verified notification and its nested signed
@@ -81,16 +81,29 @@ public struct StoredNotification: Sendable, Hashable {
         self.signedPayload = signedPayload
     }
 
-    /// The row for a notification payload, its nested transaction and renewal info (decoded from
-    /// the tokens it carries), the token it came in, and the time it was received.
+    /// The row for a verified notification: the payload and its nested transaction and renewal
+    /// info, all from one valid verdict (the nested values as the verifier verified them, never
+    /// decoded again), the token it came in, and the time it was received.
+    /// - Returns: `nil` when the verdict is not valid, or when the payload has no
+    ///   `notificationUUID` (it could not be deduplicated).
+    public init?(verified verdict: Verdict<SignedJWS<NotificationPayload>>, signedPayload: String, receivedDate: Date) {
+        guard verdict.isValid, let payload = verdict.payload?.value else { return nil }
+        self.init(
+            payload: payload, transaction: verdict.nested.transaction?.value, renewalInfo: verdict.nested.renewalInfo?.value,
+            signedPayload: signedPayload, receivedDate: receivedDate)
+    }
+
+    /// The row for a notification payload and the nested transaction and renewal info verified
+    /// with it, the token it came in, and the time it was received.
     ///
-    /// Verifies nothing: call it with a payload from a valid verdict (whose nested tokens were
-    /// verified in the same call), as ``NotificationReceiver`` does.
+    /// Verifies nothing: pass values from a valid verdict (``init(verified:signedPayload:receivedDate:)``
+    /// does), as ``NotificationReceiver`` does.
     /// - Returns: `nil` when the payload has no `notificationUUID` (it could not be deduplicated).
-    public init?(payload: NotificationPayload, signedPayload: String, receivedDate: Date, limits: JWSLimits = .default) {
+    public init?(
+        payload: NotificationPayload, transaction: JWSTransaction?, renewalInfo renewal: JWSRenewalInfo?, signedPayload: String,
+        receivedDate: Date
+    ) {
         guard let uuid = payload.notificationUUID else { return nil }
-        let transaction = try? payload.data?.signedTransactionInfo?.decodeUnverified(limits: limits)
-        let renewal = try? payload.data?.signedRenewalInfo?.decodeUnverified(limits: limits)
         let claims = payload.claims
         self.init(
             notificationUUID: uuid, notificationType: payload.notificationType?.rawValue, subtype: payload.subtype?.rawValue,

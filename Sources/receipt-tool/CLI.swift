@@ -21,7 +21,8 @@ enum ExitStatus {
     static let usage: Int32 = 64
 }
 
-/// A mistake in how the tool was called: printed with the usage, exit 64.
+/// A mistake in how the tool was called: printed as one `Error: …` line followed by where the
+/// subcommand's help is (`see 'receipt-tool <command> --help'`), exit 64.
 struct UsageError: Error {
     let message: String
     init(_ message: String) { self.message = message }
@@ -33,9 +34,17 @@ struct ToolFailure: Error {
     init(_ message: String) { self.message = message }
 }
 
-/// Writes to standard error.
+/// Writes to standard error. Text from input must be escaped first (``printLogLine(_:)``, the
+/// `message` of an error, ``TextLayout/line(_:_:indent:)``).
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Writes one log line to standard error: every character of the terminal escaping rule escaped,
+/// line breaks included, so text from input (a request's JSON key, a path) can never start a line
+/// of its own.
+func printLogLine(_ text: String) {
+    FileHandle.standardError.write(Data((TerminalEscaping.escaped(text) + "\n").utf8))
 }
 
 /// Arguments of one subcommand: flags, options with values, and positional arguments.
@@ -77,7 +86,7 @@ struct Arguments {
             } else if flagNames.contains(name), inlineValue == nil {
                 flags.insert(name)
             } else {
-                throw UsageError("unknown option \(argument)")
+                throw UsageError("unknown option \(ManagementRequests.quoted(argument))")
             }
         }
     }
@@ -196,13 +205,24 @@ func transactionReceiptVerifier(_ args: Arguments, anchors: TrustAnchors) throws
         version3Intermediate: try pinnedIntermediate(args, option: "--wwdr-ca", bundled: .appleWWDRCA2013), anchors: anchors)
 }
 
+/// A file path or a name as it reaches the terminal: in double quotes, whole (never shortened),
+/// with control characters (C0, DEL, C1) and double quotes escaped, so that it can neither move
+/// the cursor nor end the quote.
+func terminalQuoted(_ path: String) -> String {
+    let escaped = path.unicodeScalars.map { scalar in
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\"" ? scalar.escaped(asASCII: true) : String(scalar)
+    }
+    return "\"" + escaped.joined() + "\""
+}
+
 /// Lowercase hex of bytes, shortened to `limit` bytes with an ellipsis.
 func hexPreview(_ bytes: some Collection<UInt8>, limit: Int = 24) -> String {
     let shown = bytes.prefix(limit).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     return bytes.count > limit ? shown + "…" : shown
 }
 
-/// Writes to standard output without buffering surprises when piped.
+/// Writes to standard output without buffering surprises when piped. Text from input must be
+/// escaped first: JSON by the JSON writer, fields by ``TextLayout/line(_:_:indent:)``.
 func printOut(_ text: String) {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }

@@ -1,5 +1,6 @@
 import ASN1
 import Foundation
+import Internals
 import JWS
 import Receipts
 
@@ -9,7 +10,7 @@ enum DumpCommand {
         name: "dump",
         summary: "Print the fields of a receipt or of StoreKit 2 signed data (JWS).",
         help: """
-            USAGE: receipt-tool dump <file> [--json] [--compact] [--payload]
+            USAGE: receipt-tool dump <file> [--json] [--compact] [--payload] [--kind <kind>]
 
             ARGUMENTS:
               <file>        A receipt: DER or BER (Xcode) PKCS#7, a legacy iOS 6 transaction
@@ -30,17 +31,22 @@ enum DumpCommand {
               --compact     With --json, print on one line.
               --payload     Write the raw payload bytes (what the signature covers; for signed
                             data, the decoded payload JSON) to standard output instead.
+              --kind <kind> What the input must be: receipt, transaction-receipt, transaction,
+                            renewal, app-transaction or notification (signed data is then
+                            decoded as that kind). An input of another kind is an error
+                            naming the check 'kind'. Without it the kind is detected.
               -h, --help    Show help information.
             """,
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let args = try Arguments(arguments, valued: [], flagNames: ["--json", "--compact", "--payload"])
+        let args = try Arguments(arguments, valued: ["--kind"], flagNames: ["--json", "--compact", "--payload"])
+        let forced = try ForcedKind.parse(args)
         guard args.positional.count == 1 else {
             throw UsageError(args.positional.isEmpty ? "missing <file>" : "expected one <file>")
         }
         let path = args.positional[0]
-        let bytes = try readInput(path)
+        let bytes = PastedToken.unwrapped(try readInput(path))
         let signed: SignedDataInput?
         do {
             signed = try SignedDataInput.detect(bytes)
@@ -48,9 +54,25 @@ enum DumpCommand {
             throw ToolFailure("\(path): \(error)")
         }
         if let signed {
+            if let forced {
+                let members = AppStorePayloadKind.memberNames(of: signed.jws.unverifiedPayload)
+                guard let kind = forced.payloadKind else {
+                    let found = AppStorePayloadKind.of(memberNames: members).withArticle
+                    throw ToolFailure(
+                        "\(path): kind: the input is signed data (\(found)), not \(forced.described) (--kind \(forced.rawValue))")
+                }
+                if let mismatch = kind.mismatch(memberNames: members) { throw ToolFailure("\(path): kind: \(mismatch)") }
+            }
             return try JWSDump.run(
                 signed, path: path, size: bytes.count, json: args.flag("--json"), compact: args.flag("--compact"),
-                payloadOnly: args.flag("--payload"))
+                payloadOnly: args.flag("--payload"), kind: forced?.payloadKind)
+        }
+        if let forced {
+            let family = ForcedKind.receiptFamily(of: bytes)
+            if forced.payloadKind != nil || (family != nil && family != forced) {
+                let found = family?.described ?? "neither a receipt nor signed data"
+                throw ToolFailure("\(path): kind: the input is \(found), not \(forced.described) (--kind \(forced.rawValue))")
+            }
         }
         let input: ReceiptInput
         do {
@@ -92,8 +114,10 @@ enum DumpCommand {
 
 /// The readable text layout of `dump`.
 enum TextLayout {
+    /// One `label  value` line; both escaped whole (a value from input never breaks the line).
     static func line(_ label: String, _ value: String, indent: Int = 2) -> String {
-        String(repeating: " ", count: indent) + label.padding(toLength: 28, withPad: " ", startingAt: 0) + value
+        String(repeating: " ", count: indent) + TerminalEscaping.escaped(label).padding(toLength: 28, withPad: " ", startingAt: 0)
+            + TerminalEscaping.escaped(value)
     }
 
     static func date(_ date: Date?) -> String {

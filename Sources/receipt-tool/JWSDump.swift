@@ -7,14 +7,19 @@ import ReceiptCrypto
 /// `receipt-tool dump` for StoreKit 2 signed data: a compact JWS or a notification body.
 /// Decodes and prints; verifies nothing (the output says so).
 enum JWSDump {
-    static func run(_ input: SignedDataInput, path: String, size: Int, json: Bool, compact: Bool, payloadOnly: Bool) throws -> Int32 {
+    /// Prints the token; `forcedKind` (`--kind`, already checked against its members) decodes it
+    /// as that kind instead of the kind its members name.
+    static func run(
+        _ input: SignedDataInput, path: String, size: Int, json: Bool, compact: Bool, payloadOnly: Bool,
+        kind forcedKind: AppStorePayloadKind? = nil
+    ) throws -> Int32 {
         let jws = input.jws
-        let kind = AppStorePayloadKind.of(jsonPayload: jws.unverifiedPayload)
+        let kind = forcedKind ?? AppStorePayloadKind.of(jsonPayload: jws.unverifiedPayload)
         // Decode strictly as its kind (type errors are errors), and the nested tokens too.
         let payload: JSONValue
         let nested: [String: CompactJWS]
         do {
-            _ = try AppStorePayload.decodeUnverified(jws)
+            _ = try AppStorePayload.decodeUnverified(jws, as: kind)
             payload = try JSONValue.parse(jws.unverifiedPayload, options: JWSLimits.default.jsonOptions)
             nested = try nestedTokens(payload, kind: kind)
         } catch let error as JWSError {

@@ -99,6 +99,7 @@ enum MakeCommand {
         guard let certificate = try loadCertificates(certificatePath).first else {
             throw ToolFailure("\(certificatePath): no certificate")
         }
+        try checkKey(key, matches: certificate, keyPath: keyPath, certificatePath: certificatePath)
         var chain: [Certificate] = []
         for path in args.values("--chain") { chain += try loadCertificates(path) }
 
@@ -128,12 +129,28 @@ enum MakeCommand {
 
     /// The private key in a PEM file.
     static func loadKey(_ path: String) throws(ToolFailure) -> PrivateKey {
-        do {
-            return try PrivateKey(pemEncoded: String(decoding: try readInput(path), as: UTF8.self))
-        } catch let error as ToolFailure {
-            throw error
+        let bytes = try readInput(path)
+        do throws(CryptoError) {
+            return try PrivateKey(pemEncoded: String(decoding: bytes, as: UTF8.self))
         } catch {
-            throw ToolFailure("\(path): \(error)")
+            // The reason only: the error's description names a source file of this package.
+            throw ToolFailure("\(path): not a PEM private key: \(error.reason)")
+        }
+    }
+
+    /// Refuses (exit 64) a key that is not the certificate's: what it signed would not verify
+    /// with the certificate it carries.
+    static func checkKey(_ key: PrivateKey, matches certificate: Certificate, keyPath: String, certificatePath: String) throws {
+        let matches: Bool
+        do throws(CryptoError) {
+            matches = try key.publicKey == certificate.publicKey
+        } catch {
+            throw ToolFailure("cannot compare --key with --cert: \(error.reason)")
+        }
+        guard matches else {
+            throw UsageError(
+                "--key \(terminalQuoted(keyPath)) is not the key of --cert \(terminalQuoted(certificatePath)) "
+                    + "(\(key.kind) private key, certificate of \(terminalQuoted(certificate.subject.description)))")
         }
     }
 

@@ -25,9 +25,14 @@ enum MakeJWS {
         }
         guard case .object = payload else { throw ToolFailure("\(path): the payload must be a JSON object") }
         let key = try MakeCommand.loadKey(keyPath)
+        // ES256 is ECDSA over P-256 and nothing else.
+        guard key.kind == .ec(curve: "prime256v1") else {
+            throw UsageError("--jws signs ES256, which needs an EC P-256 key: --key \(terminalQuoted(keyPath)) is \(key.kind)")
+        }
         guard let certificate = try loadCertificates(certificatePath).first else {
             throw ToolFailure("\(certificatePath): no certificate")
         }
+        try MakeCommand.checkKey(key, matches: certificate, keyPath: keyPath, certificatePath: certificatePath)
         var chain = [certificate]
         for chainPath in args.values("--chain") { chain += try loadCertificates(chainPath) }
         let signer = JWSSigner(key: key, chain: chain)
@@ -35,7 +40,7 @@ enum MakeJWS {
         do throws(CryptoError) {
             token = try sign(payload, with: signer)
         } catch {
-            throw ToolFailure("cannot sign: \(error) (ES256 needs a P-256 key)")
+            throw ToolFailure("cannot sign: \(error.reason)")
         }
         if let output = args.value("-o") {
             do {

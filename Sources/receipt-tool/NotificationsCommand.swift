@@ -1,5 +1,7 @@
 import Foundation
+import Internals
 import JSON
+import JWS
 import Receipts
 import ServerNotifications
 
@@ -15,6 +17,7 @@ enum NotificationsCommand {
                                                 [--limit <n>] [--payload]
                    receipt-tool notifications status --db <path>|<url> <original-transaction-id>
                                                 [--at <date>] [--json]
+                   receipt-tool notifications dead-letters list|retry|purge --db <path>|<url> …
 
             The store is what `serve --notifications-db` writes: a SQLite file, or
             postgres://USER@HOST:PORT/DB. Both actions only read: a SQLite file is opened
@@ -28,7 +31,9 @@ enum NotificationsCommand {
                       originalTransactionId (and appAppleId, productId, expiresDate,
                       revocationDate, autoRenewStatus), null where one does not apply; ids are
                       the JWS's strings, dates milliseconds since 1970 as Apple writes them.
-              --type <type>           Only this notificationType (SUBSCRIBED, DID_RENEW, …).
+              --type <type>           Only this notificationType (SUBSCRIBED, DID_RENEW, …); one
+                                      Apple does not document, and no stored notification has,
+                                      is a usage error naming the valid types.
               --original-transaction-id <id>
                                       Only this subscription or purchase.
               --since <date>          Only notifications signed at or after the date
@@ -40,14 +45,18 @@ enum NotificationsCommand {
                       at or before --at (default now), each part from the latest signed
                       transaction and renewal info: expiresDate, active, autoRenewStatus, revoked,
                       billing retry and grace period. Exit 1 when the store has no notification
-                      of it.
+                      of it (for the id of a later transaction, such as a renewal, the message
+                      names its original transaction id).
               --at <date>             Read the state at this date.
               --json                  One JSON object.
+
+            \(DeadLettersCommand.help)
             """,
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        guard let action = arguments.first else { throw UsageError("notifications needs list or status") }
+        guard let action = arguments.first else { throw UsageError("notifications needs list, status or dead-letters") }
+        if action == "dead-letters" { return try DeadLettersCommand.run(Array(arguments.dropFirst())) }
         let args = try Arguments(
             Array(arguments.dropFirst()), valued: ["--db", "--type", "--original-transaction-id", "--since", "--limit", "--at"],
             flagNames: ["--json", "--payload"])
@@ -99,6 +108,13 @@ enum NotificationsCommand {
         } catch {
             throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
         }
+        // A type Apple does not document, and that no stored notification has, is a mistake,
+        // not an empty answer (a type Apple adds later is listed once a notification has it).
+        if let type = query.notificationType, rows.isEmpty, !NotificationType.known.contains(NotificationType(rawValue: type)) {
+            throw UsageError(
+                "--type \(ManagementRequests.quoted(type)) is not a notification type: "
+                    + NotificationType.known.map(\.rawValue).joined(separator: ", "))
+        }
         let withPayload = args.flag("--payload")
         for row in rows {
             if args.flag("--json") {
@@ -111,7 +127,7 @@ enum NotificationsCommand {
                 if let product = row.productId { line += " product=\(product)" }
                 if let expires = row.expiresDate { line += " expires=\(text(expires))" }
                 if withPayload { line += " \(row.signedPayload)" }
-                printOut(line)
+                printOut(TerminalEscaping.escaped(line))
             }
         }
         if !args.flag("--json") { printError("\(rows.count) notification\(rows.count == 1 ? "" : "s")") }
@@ -151,7 +167,17 @@ enum NotificationsCommand {
             throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
         }
         guard let state else {
-            throw ToolFailure("no notification of original transaction \(original) signed by \(text(StoredNotification.milliseconds(at)))")
+            var message =
+                "no notification of original transaction \(ManagementRequests.quoted(original)) signed by \(text(StoredNotification.milliseconds(at)))"
+            // The id may be a later transaction's (a renewal): name the original to ask for.
+            if let row = try? store.notifications(NotificationQuery(limit: 1, transactionId: original)).first,
+                let other = row.originalTransactionId, other != original
+            {
+                message +=
+                    "; \(ManagementRequests.quoted(original)) is a transaction of original transaction \(ManagementRequests.quoted(other)):"
+                    + " ask 'notifications status \(ManagementRequests.quoted(other))'"
+            }
+            throw ToolFailure(message)
         }
         if args.flag("--json") {
             var json = JSONWriter(indent: 0)
@@ -175,15 +201,17 @@ enum NotificationsCommand {
             json.endObject()
             printOut(json.text)
         } else {
-            printOut("original transaction \(state.originalTransactionId) at \(text(state.date))")
-            printOut("  \(state.isActive ? "active" : "not active")\(state.isRevoked ? ", revoked \(text(state.revocationDate))" : "")")
-            printOut("  product:        \(state.productId ?? "-")  latest transaction \(state.latestTransactionId ?? "-")")
-            printOut("  expires:        \(text(state.expiresDate))")
-            printOut("  auto-renew:     \(state.autoRenewStatus.map { $0 == 1 ? "on" : $0 == 0 ? "off" : String($0) } ?? "-")")
+            /// One line of the state, escaped whole (ids and names come from stored notifications).
+            func show(_ line: String) { printOut(TerminalEscaping.escaped(line)) }
+            show("original transaction \(state.originalTransactionId) at \(text(state.date))")
+            show("  \(state.isActive ? "active" : "not active")\(state.isRevoked ? ", revoked \(text(state.revocationDate))" : "")")
+            show("  product:        \(state.productId ?? "-")  latest transaction \(state.latestTransactionId ?? "-")")
+            show("  expires:        \(text(state.expiresDate))")
+            show("  auto-renew:     \(state.autoRenewStatus.map { $0 == 1 ? "on" : $0 == 0 ? "off" : String($0) } ?? "-")")
             if state.isInBillingRetryPeriod {
-                printOut("  billing retry\(state.isInGracePeriod ? ", grace period until \(text(state.gracePeriodExpiresDate))" : "")")
+                show("  billing retry\(state.isInGracePeriod ? ", grace period until \(text(state.gracePeriodExpiresDate))" : "")")
             }
-            printOut(
+            show(
                 "  from \(state.notificationCount) notification\(state.notificationCount == 1 ? "" : "s"), the latest \(state.latestNotificationType ?? "?")\(state.latestSubtype.map { "/\($0)" } ?? "")"
             )
         }

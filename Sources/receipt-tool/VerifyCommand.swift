@@ -26,7 +26,8 @@ enum VerifyCommand {
                                        [--app-apple-id <id>] [--max-age <seconds>]
                                        [--device-verification-id <uuid>]
                                        [--app-account-token <uuid>]
-                                       [--at signed|now|<date>] [--json] [--jobs <n>]
+                                       [--at signed|now|<date>] [--kind <kind>]
+                                       [--json] [--jobs <n>]
 
             ARGUMENTS:
               <input>       A receipt file (DER, BER, a legacy iOS 6 transaction receipt, base64
@@ -75,16 +76,26 @@ enum VerifyCommand {
               --app-apple-id <id>     Signed data: the app's Apple id (checked on production
                                       payloads only, as Apple does).
               --max-age <seconds>     Signed data: the most seconds the signed date may lie before
-                                      the validation time.
+                                      now (the clock, whatever --at says; check maximumAge).
               --device-verification-id <uuid>
                                       Signed data: the device's verification id (any case) the
                                       payload's deviceVerification must be bound to.
               --app-account-token <uuid>
                                       Signed data: the appAccountToken the payload must carry.
+              --kind <kind>           What every input must be: receipt, transaction-receipt,
+                                      transaction, renewal, app-transaction or notification. An
+                                      input of another kind fails the check 'kind'. Without it
+                                      the kind is detected (a payload of no known kind, such as
+                                      a renewal info with only environment and signedDate, needs
+                                      --kind).
               --json                  One JSON object per input, one per line; the summary goes
                                       to standard error.
               --jobs <n>              Inputs verified at once (default: the number of cores).
               -h, --help              Show help information.
+
+              An expectation option that does not apply to an input's kind (--app-version on
+              a JWS, --app-account-token on a receipt) makes that input fail the check
+              notApplicable, which names the option.
 
             EXIT STATUS:
               0 when every input is valid, 1 when any is invalid or unreadable (or an anchor
@@ -99,7 +110,7 @@ enum VerifyCommand {
             valued: [
                 "--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs",
                 "--product-id", "--itunes-ca", "--wwdr-ca", "--app-apple-id", "--max-age", "--device-verification-id",
-                "--app-account-token",
+                "--app-account-token", "--kind",
             ],
             flagNames: ["--json"])
         guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
@@ -275,10 +286,10 @@ enum VerifyCommand {
         case .unreadable(let reason):
             return unreadable(item.label, reason, json: json)
         case .bytes(let value):
-            bytes = value
+            bytes = PastedToken.unwrapped(value)
         case .file(let path, let regularFileOnly):
             do throws(FileBytes.Failure) {
-                bytes = try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly)
+                bytes = PastedToken.unwrapped(try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly))
             } catch {
                 return unreadable(item.label, error.reason(limit: inputLimit), json: json)
             }
@@ -286,10 +297,14 @@ enum VerifyCommand {
         if let outcome = signedData.verify(item.label, bytes, time: time, json: json) {
             return outcome
         }
-        if case .transactionReceipt? = try? ReceiptInput.detect(bytes) {
+        let family = ForcedKind.receiptFamily(of: bytes)
+        if let forced = signedData.forcedKind, let family, forced != family {
+            return forced.mismatch(item.label, found: family.described, json: json)
+        }
+        if family == .transactionReceipt || signedData.forcedKind == .transactionReceipt {
             return legacy.verify(item.label, bytes, time: time, json: json)
         }
-        let verdict = verifier.verify(bytes, expecting: expectations, at: time)
+        let verdict = legacy.options.refusing(verifier.verify(bytes, expecting: expectations, at: time), as: .appReceipt)
         let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)
         return Outcome(status: status, output: json ? jsonLine(item.label, status, verdict) : text(item.label, status, verdict))
     }

@@ -14,8 +14,13 @@ extension VerifyCommand {
         let appTransactions: AppTransactionVerifier
         let notifications: NotificationVerifier
         let expectations: JWSExpectations
+        /// `--kind`, when given.
+        let forcedKind: ForcedKind?
+        /// The expectation options given, to refuse those a kind does not carry.
+        let options: ExpectationOptions
 
         init(arguments: Arguments, anchors: TrustAnchors, policy: VerificationPolicy) throws(UsageError) {
+            forcedKind = try ForcedKind.parse(arguments)
             let cache = ChainCache()
             let headers = JWSHeaderCache()
             transactions = JWSTransactionVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
@@ -23,6 +28,16 @@ extension VerifyCommand {
             appTransactions = AppTransactionVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
             notifications = NotificationVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
             expectations = try Self.expectations(arguments)
+            options = ExpectationOptions(arguments)
+        }
+
+        /// Verifies `bytes` as `Value` with the expectations that kind carries; the options it does
+        /// not carry are refused (`notApplicable`).
+        func verify<Value: AppStoreSignedPayload>(_ verifier: SignedDataVerifier<JWSFormat<Value>>, _ bytes: [UInt8], time: ValidationTime)
+            -> Verdict<SignedJWS<Value>>
+        {
+            let verdict = verifier.verify(bytes, expecting: expectations.applicable(to: Value.self), at: time)
+            return options.refusing(verdict, as: .signedData(name: Value.payloadName, carries: Value.carriedClaims))
         }
 
         /// The JWS expectations of the command line: `--bundle-id`, `--app-apple-id`,
@@ -71,46 +86,56 @@ extension VerifyCommand {
             return true
         }
 
-        /// Verifies `bytes` when they are signed data, by the kind their payload names; nil when
-        /// they are not signed data (a receipt, for example).
+        /// Verifies `bytes` when they are signed data, by the kind `--kind` names or else the kind
+        /// their payload's members name; nil when they are not signed data (a receipt, for
+        /// example) and no JWS kind was asked for.
         func verify(_ label: String, _ bytes: [UInt8], time: ValidationTime, json: Bool) -> Outcome? {
             let input: SignedDataInput
             do throws(JWSError) {
-                guard let detected = try SignedDataInput.detect(bytes) else { return nil }
+                guard let detected = try SignedDataInput.detect(bytes) else {
+                    guard let forcedKind, forcedKind.payloadKind != nil else { return nil }
+                    let found = ForcedKind.receiptFamily(of: bytes)?.described ?? "neither a receipt nor signed data"
+                    return forcedKind.mismatch(label, found: found, json: json)
+                }
                 input = detected
             } catch {
                 // Shaped like signed data but malformed: the verifier's parse check says why.
-                return report(label, transactions.verify(bytes, expecting: expectations, at: time), kind: "jws", json: json) { _, _ in }
+                return report(label, transactions.verify(bytes, expecting: expectations, at: time), kind: "jws", json: json) { _, _, _ in }
             }
             let body: Bool
             switch input {
             case .token: body = false
             case .notificationBody: body = true
             }
-            switch AppStorePayloadKind.of(jsonPayload: input.jws.unverifiedPayload) {
+            let detectedKind = AppStorePayloadKind.of(jsonPayload: input.jws.unverifiedPayload)
+            if let forcedKind, forcedKind.payloadKind == nil {
+                return forcedKind.mismatch(label, found: "signed data (\(detectedKind.withArticle))", json: json)
+            }
+            switch forcedKind?.payloadKind ?? detectedKind {
             case .transaction:
-                return report(label, transactions.verify(bytes, expecting: expectations, at: time), kind: "jws_transaction", json: json) {
-                    Self.transactionFields($0, &$1)
+                return report(label, verify(transactions, bytes, time: time), kind: "jws_transaction", json: json) {
+                    Self.transactionFields($0, &$2)
                 }
             case .renewalInfo:
-                return report(label, renewals.verify(bytes, expecting: expectations, at: time), kind: "jws_renewal_info", json: json) {
-                    Self.renewalFields($0, &$1)
+                return report(label, verify(renewals, bytes, time: time), kind: "jws_renewal_info", json: json) {
+                    Self.renewalFields($0, &$2)
                 }
             case .appTransaction:
                 return report(
-                    label, appTransactions.verify(bytes, expecting: expectations, at: time), kind: "jws_app_transaction", json: json
-                ) { Self.appTransactionFields($0, &$1) }
+                    label, verify(appTransactions, bytes, time: time), kind: "jws_app_transaction", json: json
+                ) { Self.appTransactionFields($0, &$2) }
             case .notification:
                 return report(
-                    label, notifications.verify(bytes, expecting: expectations, at: time), kind: "jws_notification", json: json,
+                    label, verify(notifications, bytes, time: time), kind: "jws_notification", json: json,
                     body: body
-                ) { Self.notificationFields($0, &$1) }
+                ) { Self.notificationFields($0, $1, &$2) }
             case .realtimeRequest, .unknown:
-                let kind = AppStorePayloadKind.of(jsonPayload: input.jws.unverifiedPayload)
-                let what = kind == .realtimeRequest ? "a Retention Messaging real-time request" : "JSON of no App Store payload kind"
+                let what =
+                    detectedKind == .realtimeRequest ? "a Retention Messaging real-time request" : "JSON of no App Store payload kind"
                 return VerifyCommand.unreadable(
                     label,
-                    "signed data whose payload is \(what); verify reads transactions, renewal info, app transactions and notifications",
+                    "signed data whose payload is \(what); verify reads transactions, renewal info, app transactions and notifications"
+                        + "; name its kind with --kind transaction, renewal, app-transaction or notification",
                     json: json)
             }
         }
@@ -119,13 +144,13 @@ extension VerifyCommand {
         /// with the payload's identifying fields.
         func report<Value: AppStoreSignedPayload>(
             _ label: String, _ verdict: Verdict<SignedJWS<Value>>, kind: String, json: Bool, body: Bool = false,
-            fields: (Value, inout JSONWriter) -> Void
+            fields: (Value, VerifiedNestedTokens, inout JSONWriter) -> Void
         ) -> Outcome {
             let value = verdict.payload?.value
             let status: Status = verdict.isValid ? .valid : (value == nil ? .unreadable : .invalid)
             if json {
                 let output = VerdictReport.json(label, status, verdict, kind: kind) { writer in
-                    if let value { fields(value, &writer) }
+                    if let value { fields(value, verdict.nested, &writer) }
                 }
                 return Outcome(status: status, output: output, signedData: true)
             }
@@ -181,8 +206,9 @@ extension VerifyCommand {
         }
 
         /// The notification's own identifiers, the app and environment it names (from `data`,
-        /// `summary`, `externalPurchaseToken` or `appData`), and its signed transaction's ids.
-        static func notificationFields(_ n: NotificationPayload, _ w: inout JSONWriter) {
+        /// `summary`, `externalPurchaseToken` or `appData`), and its signed transaction's ids (as
+        /// verified with it: only in a valid verdict).
+        static func notificationFields(_ n: NotificationPayload, _ nested: VerifiedNestedTokens, _ w: inout JSONWriter) {
             string("notificationType", n.notificationType?.rawValue, &w)
             string("subtype", n.subtype?.rawValue, &w)
             string("notificationUUID", n.notificationUUID, &w)
@@ -191,7 +217,7 @@ extension VerifyCommand {
             string("bundleId", claims.bundleIdentifier, &w)
             if let id = claims.appAppleId { w.number("appAppleId", String(id)) }
             string("environment", claims.environment?.rawValue, &w)
-            if let transaction = try? n.data?.signedTransactionInfo?.decodeUnverified() {
+            if let transaction = nested.transaction?.value {
                 string("transactionId", transaction.transactionId, &w)
                 string("originalTransactionId", transaction.originalTransactionId, &w)
                 string("productId", transaction.productId, &w)

@@ -11,6 +11,8 @@ extension VerifyCommand {
     struct LegacyVerification: Sendable {
         let verifier: TransactionReceiptVerifier
         let expectations: TransactionReceiptExpectations
+        /// The expectation options given, to refuse those that do not apply to transaction receipts.
+        let options: ExpectationOptions
 
         init(arguments: Arguments, anchors: TrustAnchors, expectations app: ReceiptExpectations) throws(ToolFailure) {
             verifier = try transactionReceiptVerifier(arguments, anchors: anchors)
@@ -18,10 +20,11 @@ extension VerifyCommand {
             expectations = TransactionReceiptExpectations(
                 bundleIdentifier: app.bundleIdentifier, bundleVersion: app.appVersion,
                 productIdentifiers: products.isEmpty ? nil : Set(products), allowedEnvironments: app.allowedEnvironments)
+            options = ExpectationOptions(arguments)
         }
 
         func verify(_ label: String, _ bytes: [UInt8], time: ValidationTime, json: Bool) -> Outcome {
-            let verdict = verifier.verify(bytes, expecting: expectations, at: time)
+            let verdict = options.refusing(verifier.verify(bytes, expecting: expectations, at: time), as: .transactionReceipt)
             let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)
             return Outcome(status: status, output: json ? jsonLine(label, status, verdict) : text(label, status, verdict))
         }

@@ -14,6 +14,7 @@ enum Tool {
         PKICommand.subcommand,
         ServeCommand.subcommand,
         APICommand.subcommand,
+        SimulateCommand.subcommand,
         OfferSignatureCommand.subcommand,
         NotificationsCommand.subcommand,
     ]
@@ -44,7 +45,7 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
         return ExitStatus.success
     }
     guard let subcommand = Tool.subcommands.first(where: { $0.name == name }) else {
-        printError("Error: unknown subcommand '\(name)'\n\n" + toolOverview)
+        printError("Error: unknown subcommand \(ManagementRequests.quoted(name))\nsee 'receipt-tool --help'")
         return ExitStatus.usage
     }
     let rest = Array(arguments.dropFirst())
@@ -55,15 +56,23 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
     do {
         return try subcommand.run(rest)
     } catch let error as UsageError {
-        printError("Error: \(Redaction.redacted(error.message))\n\n\(subcommand.help)")
+        // One line that says what is wrong, and where the whole help is: not the help itself.
+        printError("Error: \(message(error.message))\nsee 'receipt-tool \(subcommand.name) --help'")
         return ExitStatus.usage
     } catch let error as ToolFailure {
-        printError("Error: \(Redaction.redacted(error.message))")
+        printError("Error: \(message(error.message))")
         return ExitStatus.failure
     } catch {
-        printError("Error: \(Redaction.redacted("\(error)"))")
+        printError("Error: \(message("\(error)"))")
         return ExitStatus.failure
     }
+}
+
+/// An error message as the terminal shows it: secrets masked, then every character of the
+/// terminal escaping rule escaped (line breaks included: a message is one line, whatever input it
+/// quotes).
+nonisolated func message(_ text: String) -> String {
+    TerminalEscaping.escaped(Redaction.redacted(text))
 }
 
 exit(runTool(CommandLineBytes.arguments))

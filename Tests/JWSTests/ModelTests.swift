@@ -43,7 +43,7 @@ import Testing
         #expect(data.signedTransactionInfo?.token == "signed_transaction_info_value")
         #expect(data.signedRenewalInfo?.token == "signed_renewal_info_value")
         // The nested values are not tokens: decoding them (unverified) fails with a typed error.
-        #expect(jwsError { _ = try data.signedTransactionInfo?.decodeUnverified() }?.code == .wrongSegmentCount)
+        #expect(jwsError { _ = try data.signedTransactionInfo?.parse() }?.code == .wrongSegmentCount)
         #expect(subscribed.summary == nil && subscribed.externalPurchaseToken == nil && subscribed.appData == nil)
 
         let consumption = try NotificationPayload(jsonPayload: try Self.model("signedConsumptionRequestNotification"))

@@ -139,7 +139,7 @@ import Testing
         let jws = try Vectors.token("jws/\(name).jws")
         switch kind {
         case "transaction":
-            let t = try jws.decodeUnverifiedPayload(as: JWSTransaction.self)
+            let t = try jws.decodePayloadToVerify(as: JWSTransaction.self)
             #expect(t.bundleId == bundleId)
             #expect(t.environment?.rawValue == environment)
             #expect(t.signedDate?.milliseconds == signedDate)
@@ -148,14 +148,14 @@ import Testing
             #expect(t.inAppOwnershipType == .purchased)
             #expect(t.quantity == 1)
         case "renewal":
-            let r = try jws.decodeUnverifiedPayload(as: JWSRenewalInfo.self)
+            let r = try jws.decodePayloadToVerify(as: JWSRenewalInfo.self)
             #expect(bundleId == nil)
             #expect(r.environment?.rawValue == environment)
             #expect(r.signedDate?.milliseconds == signedDate)
             #expect(r.originalTransactionId == originalTransactionId)
             #expect(r.productId != nil && r.productId == r.autoRenewProductId)
         default:
-            let n = try jws.decodeUnverifiedPayload(as: NotificationPayload.self)
+            let n = try jws.decodePayloadToVerify(as: NotificationPayload.self)
             let data = try #require(n.data)
             #expect(data.bundleId == bundleId)
             #expect(data.environment?.rawValue == environment)
@@ -168,7 +168,7 @@ import Testing
     /// Notifications: type, UUID, and nested tokens that are byte for byte the separate files.
     @Test func notificationsAndTheirNestedTokens() throws {
         let consumption = try Vectors.token("jws/gopay/production-notification-CONSUMPTION_REQUEST.jws")
-            .decodeUnverifiedPayload(as: NotificationPayload.self)
+            .decodePayloadToVerify(as: NotificationPayload.self)
         #expect(consumption.notificationType == .consumptionRequest)
         #expect(consumption.subtype == nil)
         #expect(consumption.notificationUUID == "cbff6987-b8d9-43d8-b1dc-07fa8c9fd945")
@@ -177,7 +177,7 @@ import Testing
         let nested = try #require(consumption.data?.signedTransactionInfo)
         #expect(Array(nested.token.utf8) == (try Vectors.bytes("jws/gopay/production-transaction-510001261072921-nested.jws")))
         #expect(consumption.data?.signedRenewalInfo == nil)
-        let transaction = try nested.decodeUnverified()
+        let transaction = try nested.parse().decodePayloadToVerify(as: JWSTransaction.self)
         #expect(transaction.transactionId == "510001261072921")
         #expect(transaction.type == .consumable)
         #expect(transaction.storefront == "CHN")
@@ -187,7 +187,7 @@ import Testing
         #expect(transaction.purchaseDate?.milliseconds == 1_687_239_036_000)
         #expect(transaction.productId == "com.keysns.JR1200")
 
-        let renew = try Vectors.token("jws/gopay/sandbox-notification-DID_RENEW.jws").decodeUnverifiedPayload(as: NotificationPayload.self)
+        let renew = try Vectors.token("jws/gopay/sandbox-notification-DID_RENEW.jws").decodePayloadToVerify(as: NotificationPayload.self)
         #expect(renew.notificationType == .didRenew)
         #expect(renew.notificationUUID == "469bf30e-7715-4f9f-aae3-a7bfc12aea77")
         #expect(renew.signedDate == nil)
@@ -196,16 +196,16 @@ import Testing
         let renewInfo = try #require(renew.data?.signedRenewalInfo)
         #expect(Array(renewTransaction.token.utf8) == (try Vectors.bytes("jws/gopay/sandbox-transaction-2000000004047119.jws")))
         #expect(Array(renewInfo.token.utf8) == (try Vectors.bytes("jws/gopay/sandbox-renewal-2000000000842607.jws")))
-        let info = try renewInfo.decodeUnverified()
+        let info = try renewInfo.parse().decodePayloadToVerify(as: JWSRenewalInfo.self)
         #expect(info.autoRenewStatus == .on)
         #expect(info.autoRenewProductId == "com.audaos.audarecorder.vip.m2")
-        #expect(try renewTransaction.decodeUnverified().expiresDate?.milliseconds == 1_646_387_196_000)
+        #expect(try renewTransaction.parse().decodePayloadToVerify(as: JWSTransaction.self).expiresDate?.milliseconds == 1_646_387_196_000)
 
         for (name, uuid) in [
             ("appstore-iap/sandbox-notification-TEST", "5e09dcfc-205e-4ea1-9883-96676f394992"),
             ("mimo/sandbox-notification-TEST-original-reconstructed", "2d483fcc-3657-423e-ab13-024602fe16b3"),
         ] {
-            let test = try Vectors.token("jws/\(name).jws").decodeUnverifiedPayload(as: NotificationPayload.self)
+            let test = try Vectors.token("jws/\(name).jws").decodePayloadToVerify(as: NotificationPayload.self)
             #expect(test.notificationType == .test)
             #expect(test.notificationUUID == uuid)
             #expect(test.data?.signedTransactionInfo == nil)
@@ -251,7 +251,7 @@ import Testing
         let certificate = try Certificate(derEncoded: chain[0])
         #expect(certificate.subject.commonName == "StoreKit Testing in Xcode")
         #expect(certificate.isSelfSigned)
-        let t = try jws.decodeUnverifiedPayload(as: JWSTransaction.self)
+        let t = try jws.decodePayloadToVerify(as: JWSTransaction.self)
         #expect(t.transactionId == "0" && t.originalTransactionId == "0" && t.webOrderLineItemId == "0")
         #expect(t.productId == "pass.premium")
         #expect(t.subscriptionGroupIdentifier == "6F3A93AB")
@@ -276,7 +276,7 @@ import Testing
     }
 
     @Test func xcodeRenewalInfo() throws {
-        let r = try Vectors.token("jws/apple/xcode/xcode-signed-renewal-info.jws").decodeUnverifiedPayload(as: JWSRenewalInfo.self)
+        let r = try Vectors.token("jws/apple/xcode/xcode-signed-renewal-info.jws").decodePayloadToVerify(as: JWSRenewalInfo.self)
         #expect(r.autoRenewProductId == "pass.premium")
         #expect(r.autoRenewStatus == .on)
         #expect(r.signedDate?.text == "1697679936711.0747")
@@ -287,7 +287,7 @@ import Testing
     }
 
     @Test func xcodeAppTransaction() throws {
-        let a = try Vectors.token("jws/apple/xcode/xcode-signed-app-transaction.jws").decodeUnverifiedPayload(as: AppTransaction.self)
+        let a = try Vectors.token("jws/apple/xcode/xcode-signed-app-transaction.jws").decodePayloadToVerify(as: AppTransaction.self)
         #expect(a.appAppleId == nil)
         #expect(a.applicationVersion == "1")
         #expect(a.originalApplicationVersion == "1")
@@ -307,7 +307,7 @@ import Testing
         let intermediate = try Vectors.bytes("jws/certs/intermediate-ca.der")
 
         let notification = try Vectors.token("jws/apple/mock_signed_data/testNotification.jws")
-        let n = try notification.decodeUnverifiedPayload(as: NotificationPayload.self)
+        let n = try notification.decodePayloadToVerify(as: NotificationPayload.self)
         #expect(n.notificationType == .test)
         #expect(n.notificationUUID == "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6")
         #expect(n.signedDate?.milliseconds == 1_681_314_324_000)
@@ -322,30 +322,30 @@ import Testing
         #expect(try Certificate(derEncoded: olderChain[2]).serialNumberHex == "9F8D35062C39D1F6")
 
         let transaction = try Vectors.token("jws/apple/mock_signed_data/transactionInfo.jws")
-        let t = try transaction.decodeUnverifiedPayload(as: JWSTransaction.self)
+        let t = try transaction.decodePayloadToVerify(as: JWSTransaction.self)
         #expect(t.environment == .sandbox && t.bundleId == "com.example" && t.signedDate?.milliseconds == 1_672_956_154_000)
         #expect(transaction.header.certificateChain == olderChain)
 
         let renewal = try Vectors.token("jws/apple/mock_signed_data/renewalInfo.jws")
-        let r = try renewal.decodeUnverifiedPayload(as: JWSRenewalInfo.self)
+        let r = try renewal.decodePayloadToVerify(as: JWSRenewalInfo.self)
         #expect(r.environment == .sandbox && r.signedDate?.milliseconds == 1_672_956_154_000)
         #expect(renewal.header.certificateChain == [leaf, intermediate, testCA])
 
         let wrong = try Vectors.token("jws/apple/mock_signed_data/wrongBundleId.jws")
-        #expect(try wrong.decodeUnverifiedPayload(as: NotificationPayload.self).data?.bundleId == "com.example.wrong")
+        #expect(try wrong.decodePayloadToVerify(as: NotificationPayload.self).data?.bundleId == "com.example.wrong")
         #expect(wrong.header.certificateChain == [leaf, intermediate, testCA])
 
         let missing = try Vectors.token("jws/apple/mock_signed_data/missingX5CHeaderClaim.jws")
         #expect(missing.header.certificateChain == nil)
         #expect(missing.header.unknownFields.map(\.0) == ["x5cwrong"])
         #expect(missing.header.unknownFields.first?.1.arrayValue?.count == 3)
-        #expect(try missing.decodeUnverifiedPayload(as: NotificationPayload.self).notificationType == .test)
+        #expect(try missing.decodePayloadToVerify(as: NotificationPayload.self).notificationType == .test)
     }
 
     @Test func mimoNegativeInputs() throws {
         let hs256 = try Vectors.token("jws/mimo/upstream/InputFor_VerifyAndDecode_AlgParameterIsUnsupported_Fails.txt")
         #expect(hs256.header.algorithm == .hs256)
-        #expect(try hs256.decodeUnverifiedPayload(as: NotificationPayload.self).data?.bundleId == "com.example")
+        #expect(try hs256.decodePayloadToVerify(as: NotificationPayload.self).data?.bundleId == "com.example")
 
         let missingPart = try Vectors.bytes("jws/mimo/upstream/InputFor_VerifyAndDecode_JWSIsMissingAPart_Fails.txt")
         let error = jwsError { _ = try CompactJWS(missingPart) }
@@ -356,7 +356,7 @@ import Testing
         #expect(noX5C.header.certificateChain == [])
 
         let invalid = try Vectors.token("jws/mimo/upstream/InputFor_VerifyAndDecode_InvalidSignature_Fails.txt")
-        #expect(try invalid.decodeUnverifiedPayload(as: JWSTransaction.self).bundleId == "com.example.subdomain")
+        #expect(try invalid.decodePayloadToVerify(as: JWSTransaction.self).bundleId == "com.example.subdomain")
 
         let compromised = try Vectors.token("jws/mimo/upstream/InputFor_VerifyAndDecode_ChainCertificateCompromised_Fails.txt")
         let chain = try #require(compromised.header.certificateChain)
@@ -373,20 +373,20 @@ import Testing
         let manifest = try Vectors.json("synthetic/manifest.json")
         let transactionExpected = try #require(manifest["transaction"])
         for name in ["transaction", "transaction-no-leaf-oid", "transaction-no-intermediate-oid", "expired-cert-fresh"] {
-            let t = try Vectors.token("jws/synthetic/\(name).jws").decodeUnverifiedPayload(as: JWSTransaction.self)
+            let t = try Vectors.token("jws/synthetic/\(name).jws").decodePayloadToVerify(as: JWSTransaction.self)
             #expect(t.jsonValue().isEqualIgnoringMemberOrder(to: transactionExpected), "\(name)")
             #expect(t.productId == "com.example.app.pro" && t.transactionId == "2000000000000001")
             #expect(t.signedDate?.milliseconds == 1_722_945_600_000)
         }
-        let historical = try Vectors.token("jws/synthetic/expired-cert-historical.jws").decodeUnverifiedPayload(as: JWSTransaction.self)
+        let historical = try Vectors.token("jws/synthetic/expired-cert-historical.jws").decodePayloadToVerify(as: JWSTransaction.self)
         #expect(historical.signedDate?.milliseconds == manifest["expiredChain"]?["historicalSignedDate"]?.int64Value)
 
         var appExpected = try #require(manifest["appTransaction"]?.objectValue)
-        let sandbox = try Vectors.token("jws/synthetic/app-transaction.jws").decodeUnverifiedPayload(as: AppTransaction.self)
+        let sandbox = try Vectors.token("jws/synthetic/app-transaction.jws").decodePayloadToVerify(as: AppTransaction.self)
         #expect(sandbox.jsonValue().isEqualIgnoringMemberOrder(to: .object(appExpected)))
         #expect(sandbox.appAppleId == 123_456_789 && sandbox.applicationVersion == "1.2.3" && sandbox.receiptType == .sandbox)
         appExpected = appExpected.map { $0.0 == "receiptType" ? ($0.0, .string("Production")) : $0 }
-        let production = try Vectors.token("jws/synthetic/app-transaction-production.jws").decodeUnverifiedPayload(as: AppTransaction.self)
+        let production = try Vectors.token("jws/synthetic/app-transaction-production.jws").decodePayloadToVerify(as: AppTransaction.self)
         #expect(production.jsonValue().isEqualIgnoringMemberOrder(to: .object(appExpected)))
         #expect(production.receiptType == .production)
     }

@@ -13,13 +13,13 @@ import Testing
 /// The payload of a token, decoded (not verified).
 func decodedTransaction(_ token: String?, sourceLocation: SourceLocation = #_sourceLocation) throws -> JWSTransaction {
     let token = try #require(token, "no JWS", sourceLocation: sourceLocation)
-    return try CompactJWS(token).decodeUnverifiedPayload(as: JWSTransaction.self)
+    return try CompactJWS(token).decodePayloadToVerify(as: JWSTransaction.self)
 }
 
 /// The payload of a renewal info token, decoded (not verified).
 func decodedRenewalInfo(_ token: String?, sourceLocation: SourceLocation = #_sourceLocation) throws -> JWSRenewalInfo {
     let token = try #require(token, "no JWS", sourceLocation: sourceLocation)
-    return try CompactJWS(token).decodeUnverifiedPayload(as: JWSRenewalInfo.self)
+    return try CompactJWS(token).decodePayloadToVerify(as: JWSRenewalInfo.self)
 }
 
 /// Milliseconds since 1970 of a simulated date (whole seconds).

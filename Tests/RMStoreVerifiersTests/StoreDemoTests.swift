@@ -90,7 +90,7 @@ enum StoreDemo {
         #expect(
             lines.contains {
                 $0.contains("the JWS chain:")
-                    && $0.hasSuffix("RMStore Test Root CA - G3, checked at 2023-11-14 22:13:20 +0000 (the signedDate), 15 checks")
+                    && $0.hasSuffix("RMStore Test Root CA - G3, checked at 2023-11-14 22:13:20 +0000 (the signedDate), 19 checks")
             })
         #expect(lines.contains { $0.contains("signed transactions (JWS):") && $0.contains("10 verified") })
         #expect(lines.contains { $0.contains("subscription status (JWS):") && $0.contains("active, renewal info verified: auto-renew on") })

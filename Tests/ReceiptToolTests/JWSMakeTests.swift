@@ -86,7 +86,7 @@ import Testing
         let payload = try ReceiptTool.run(["dump", "--payload", token])
         #expect(payload.stdout == json, "the payload is signed member for member, number text kept")
         let result = try ReceiptTool.run([
-            "verify", token, "--anchor", pki.root, "--bundle-id", "com.example.app", "--environment", "sandbox", "--max-age", "0",
+            "verify", token, "--anchor", pki.root, "--bundle-id", "com.example.app", "--environment", "sandbox", "--max-age", "315360000",
             "--app-account-token", "7C1E3A52-4B1F-4A8E-9D3C-2F5B6A7E8D90", "--json",
         ])
         #expect(result.status == 0, "\(result.stdout)")
@@ -246,8 +246,49 @@ import Testing
             "make", transaction, "--jws", "--key", rsa.appendingPathComponent("leaf-key.pem").path, "--cert",
             rsa.appendingPathComponent("leaf.pem").path,
         ])
-        #expect(wrongKey.status == 1)
-        #expect(wrongKey.stderr.contains("cannot sign"), "\(wrongKey.stderr)")
+        #expect(wrongKey.status == 64)
+        #expect(wrongKey.stderr.contains("--jws signs ES256, which needs an EC P-256 key"), "\(wrongKey.stderr)")
+        #expect(wrongKey.stderr.contains("is RSA-1024"), "\(wrongKey.stderr)")
+        #expect(!wrongKey.stderr.contains(".swift"), "no source path: \(wrongKey.stderr)")
+        #expect(wrongKey.stdout.isEmpty)
+        // A P-256 key that is not the certificate's: what it signed would not verify.
+        let other = try PKI(in: directory, name: "other")
+        let mismatched = try ReceiptTool.run([
+            "make", transaction, "--jws", "--key", other.directory.appendingPathComponent("leaf-key.pem").path, "--cert",
+            pki.directory.appendingPathComponent("leaf.pem").path,
+        ])
+        #expect(mismatched.status == 64)
+        #expect(mismatched.stderr.contains("leaf-key.pem\" is not the key of --cert"), "\(mismatched.stderr)")
+        #expect(mismatched.stdout.isEmpty)
+        // Not a key at all: the reason, without a source path.
+        let notKey = try ReceiptTool.run(["make", transaction, "--jws", "--key", transaction, "--cert", pki.root])
+        #expect(notKey.status == 1 && notKey.stderr.contains("not a PEM private key"), "\(notKey.stderr)")
+        #expect(!notKey.stderr.contains(".swift"), "no source path: \(notKey.stderr)")
+    }
+
+    /// A JWS pasted in double or single quotes, or after `Bearer `, is read by verify and dump;
+    /// what is not a receipt says what signed data looks like.
+    @Test func pastedTokensAreRead() throws {
+        let directory = try JWSToolHelpers.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pki = try PKI(in: directory)
+        let path = try Self.make(Self.transaction(), pki, in: directory)
+        let token = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        for (index, pasted) in ["\"\(token)\"\n", "'\(token)'", "Bearer \(token)\n", "  \"Bearer \(token)\"  "].enumerated() {
+            let file = try Self.write(pasted, "pasted-\(index).jws", in: directory)
+            let verified = try ReceiptTool.run(["verify", file, "--anchor", pki.root])
+            #expect(verified.status == 0, "\(pasted.prefix(12)): \(verified.stdout)")
+            #expect(verified.stdout.contains("VALID (JWS transaction)"))
+            let dumped = try ReceiptTool.run(["dump", file])
+            #expect(dumped.status == 0 && dumped.stdout.hasPrefix("Signed data (compact JWS"), "\(dumped.stdout)\(dumped.stderr)")
+        }
+        let line = try ReceiptTool.run(["verify", "-", "--anchor", pki.root], stdin: "\"\(token)\"\n")
+        #expect(line.status == 0, "\(line.stdout)")
+        // Quotes around something else are not taken off, and the message names signed data.
+        let quoted = try Self.write("\"hello\"", "quoted.txt", in: directory)
+        let unreadable = try ReceiptTool.run(["verify", quoted])
+        #expect(unreadable.status == 1)
+        #expect(unreadable.stdout.contains("App Store signed data is a JWS, text starting eyJ"), "\(unreadable.stdout)")
     }
 
     /// Signed data whose payload is of no kind `verify` checks: unreadable, saying so.

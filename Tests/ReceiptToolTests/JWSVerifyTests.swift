@@ -150,7 +150,7 @@ enum JWSToolHelpers {
         #expect(transaction["validation_time"] == .string("2022-11-04T11:01:25.499Z"))
         #expect(transaction["chain"]?.arrayValue?.count == 3)
         let names = transaction["checks"]?.arrayValue?.compactMap { $0["name"] } ?? []
-        #expect(Array(names.prefix(4)) == ["parse", "trustAnchors", "algorithm", "certificateCount"].map(JSONValue.string))
+        #expect(Array(names.prefix(4)) == ["parse", "trustAnchors", "kind", "algorithm"].map(JSONValue.string))
         #expect(transaction["checks"]?.arrayValue?.allSatisfy { $0["passed"] == .bool(true) && $0["reason"]?.stringValue != nil } == true)
         #expect(transaction["unchecked"]?.arrayValue?.contains(.string("bundleIdentifier")) == true)
         let notification = lines[3]
@@ -208,12 +208,8 @@ enum JWSToolHelpers {
                 transaction, ["--app-account-token", "207262DA-1AC8-4E0A-A399-5AA62A82800F"],
                 ["--app-account-token", "207262da-1ac8-4e0a-a399-5aa62a82800e"], "appAccountToken"
             ),
-            // One day after signing, inside the leaf's validity: 2 days is enough, 1 hour is not.
-            (
-                transaction, ["--at", "2022-11-05T11:01:25Z", "--max-age", "172800"],
-                ["--at", "2022-11-05T11:01:25Z", "--max-age", "3600"], "signedDate"
-            ),
-            (transaction, ["--max-age", "0"], ["--at", "2022-11-04T11:01:27Z", "--max-age", "1"], "signedDate"),
+            // --max-age is measured against the clock, whatever --at says: see
+            // ExpectationRefusalTests (a token signed in 2022 is always more than a day old now).
         ]
         for entry in cases {
             let good = try ReceiptTool.run(["verify", entry.file] + entry.good)

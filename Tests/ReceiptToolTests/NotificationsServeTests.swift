@@ -75,22 +75,39 @@ import Testing
 
         try expectStatusesMatch(store: store, database: database)
 
+        // Hints: a renewal's transaction id names its original transaction id; a --type Apple does
+        // not document exits 64 naming the valid ones, a documented one without rows lists nothing.
+        let renewal = try #require(store.purchaseHistory.first { $0.transactionIdentifier != $0.originalTransactionIdentifier })
+        let byTransaction = try ReceiptTool.run(["notifications", "status", "--db", database, renewal.transactionIdentifier])
+        #expect(byTransaction.status == 1)
+        #expect(
+            byTransaction.stderr.contains(
+                "is a transaction of original transaction \"\(renewal.originalTransactionIdentifier)\": ask 'notifications status"),
+            "\(byTransaction.stderr)")
+        #expect(try ReceiptTool.run(["notifications", "status", "--db", database, "1234"]).stderr.contains("is a transaction") == false)
+        let unknownType = try ReceiptTool.run(["notifications", "list", "--db", database, "--type", "DID_RENEWED"])
+        #expect(unknownType.status == 64 && unknownType.stdout.isEmpty)
+        #expect(unknownType.stderr.contains("\"DID_RENEWED\" is not a notification type: SUBSCRIBED, "), "\(unknownType.stderr)")
+        #expect(unknownType.stderr.contains(" DID_RENEW, ") && unknownType.stderr.contains("ONE_TIME_CHARGE"))
+        #expect(try F.list(database, ["--type", "PRICE_INCREASE"]).isEmpty)
+
         // Refused without storing, each with the failed check named.
         let other = try PKIs.otherJWS.get()
         func forged(_ sender: AppStoreNotificationSender) throws -> [UInt8] {
             try sender.signedBody(for: ServerNotificationEvent(type: .test), notificationUUID: UUID().uuidString, signedDate: clock.now)
         }
         let none = URL(fileURLWithPath: "/")
-        let refusals: [(String, [UInt8], String)] = [
-            ("forged", try forged(try F.sender(url: none, clock: clock, signer: other.jwsSigner())), "chain"),
-            ("another app", try forged(try F.sender(url: none, clock: clock, bundle: "com.other.app")), "bundleIdentifier"),
-            ("sandbox", try forged(try F.sender(url: none, clock: clock, environment: .sandbox)), "environment"),
-            ("not JSON", Array("hello".utf8), "body"),
-            ("no signedPayload", Array("{}".utf8), "body"),
+        // A chain to no anchor, another app or environment may be our configuration: 500.
+        let refusals: [(String, [UInt8], String, Int)] = [
+            ("forged", try forged(try F.sender(url: none, clock: clock, signer: other.jwsSigner())), "chain", 500),
+            ("another app", try forged(try F.sender(url: none, clock: clock, bundle: "com.other.app")), "bundleIdentifier", 500),
+            ("sandbox", try forged(try F.sender(url: none, clock: clock, environment: .sandbox)), "environment", 500),
+            ("not JSON", Array("hello".utf8), "body", 400),
+            ("no signedPayload", Array("{}".utf8), "body", 400),
         ]
-        for (name, body, check) in refusals {
+        for (name, body, check, status) in refusals {
             let response = try #require(F.post(port: server.port, body), "\(name)")
-            #expect(response.status == 400, "\(name)")
+            #expect(response.status == status, "\(name)")
             let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
             #expect(json?["status"] as? String == "rejected" && json?["check"] as? String == check, "\(name): \(response.bodyText)")
         }
@@ -109,6 +126,12 @@ import Testing
         let duplicate = try #require(F.post(port: server.port, body))
         #expect(duplicate.status == 200 && duplicate.bodyText.contains(#""status":"duplicate""#))
         #expect(try F.list(database).count == deliveries.count + 1)
+        // A type Apple adds later is listed once a verified notification has it.
+        let future = try F.sender(url: none, clock: clock).signedBody(
+            for: ServerNotificationEvent(type: NotificationType(rawValue: "FUTURE_TYPE")), notificationUUID: UUID().uuidString,
+            signedDate: clock.now)
+        #expect(try #require(F.post(port: server.port, future)).status == 200)
+        #expect(try F.list(database, ["--type", "FUTURE_TYPE"]).count == 1)
 
         // Health reports the store.
         let health = try RawHTTPConnection(port: server.port).sendAndRead("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")

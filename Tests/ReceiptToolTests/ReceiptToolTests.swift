@@ -68,7 +68,20 @@ extension ReceiptTool {
         let result = try ReceiptTool.run(arguments)
         #expect(result.status == 64, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains("Error:"))
-        #expect(result.stderr.contains("USAGE: receipt-tool verify"))
+        #expect(result.stderr.contains("see 'receipt-tool verify --help'"), "\(result.stderr)")
+        #expect(!result.stderr.contains("USAGE:"), "a usage error names the help, it does not print it")
+    }
+
+    @Test func usageErrorIsOneLineAndWhereTheHelpIs() throws {
+        let result = try ReceiptTool.run(["verify", "--no-such-option"])
+        #expect(result.status == 64)
+        let lines = (result.stdout + result.stderr).split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.isEmpty }
+        #expect(lines.count <= 3, "\(lines)")
+        #expect(lines.first == "Error: unknown option \"--no-such-option\"")
+        #expect(lines.last == "see 'receipt-tool verify --help'")
+        let unknown = try ReceiptTool.run(["frobnicate\u{1B}[2J"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr == "Error: unknown subcommand \"frobnicate\\u{1B}[2J\"\nsee 'receipt-tool --help'\n", "\(unknown.stderr)")
     }
 
     @Test func helpExitsZero() throws {
@@ -184,6 +197,15 @@ extension ReceiptTool {
         ])
         #expect(remake.status == 0, "\(remake.stderr)")
         #expect(try ReceiptTool.run(["dump", "--json", again.path]).stdout == dump.stdout)
+        // The intermediate's key with the leaf's certificate: refused, nothing written.
+        let mismatched = directory.appendingPathComponent("mismatched.der")
+        let wrongKey = try ReceiptTool.run([
+            "make", dumped.path, "--key", directory.appendingPathComponent("intermediate-key.pem").path,
+            "--cert", directory.appendingPathComponent("leaf.pem").path, "-o", mismatched.path,
+        ])
+        #expect(wrongKey.status == 64)
+        #expect(wrongKey.stderr.contains("intermediate-key.pem\" is not the key of --cert"), "\(wrongKey.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: mismatched.path))
     }
 
     @Test func xcodePKIAndBERLayout() throws {

@@ -119,3 +119,32 @@ extension ReceiptTool {
         return (try? String(contentsOf: output, encoding: .utf8)) ?? ""
     }
 }
+
+/// Which `receipt-tool` deploy/cluster.sh runs: the release build by default, `--receipt-tool` or
+/// `RECEIPT_TOOL` otherwise (checked before anything starts, so no nginx or PostgreSQL is needed).
+@Suite struct ClusterScriptTests {
+    /// Runs a copy of the script in a folder with no build, so the default names a missing file.
+    func start(_ extra: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("deploy"), withIntermediateDirectories: true)
+        let script = root.appendingPathComponent("deploy/cluster.sh")
+        try FileManager.default.copyItem(at: Fixtures.packageRoot.appendingPathComponent("deploy/cluster.sh"), to: script)
+        let log = root.appendingPathComponent("log")
+        var variables = ProcessInfo.processInfo.environment.filter { $0.key != "RECEIPT_TOOL" }
+        variables.merge(environment) { $1 }
+        let status = try spawnAndWait(
+            "/bin/bash", [script.path, "start", root.appendingPathComponent("state").path] + extra, environment: variables, output: log)
+        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    }
+
+    @Test func defaultsToTheReleaseBuild_withOverrides() throws {
+        let release = try start([])
+        #expect(release.status == 1)
+        #expect(release.output.contains("/.build/release/receipt-tool (swift build -c release"), "\(release.output)")
+        let option = try start(["--receipt-tool", "/no/such/receipt-tool"])
+        #expect(option.status == 1 && option.output.contains("no receipt-tool at /no/such/receipt-tool"), "\(option.output)")
+        let variable = try start([], environment: ["RECEIPT_TOOL": "/no/such/debug/receipt-tool"])
+        #expect(variable.status == 1 && variable.output.contains("no receipt-tool at /no/such/debug/receipt-tool"), "\(variable.output)")
+    }
+}

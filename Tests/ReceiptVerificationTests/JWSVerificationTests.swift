@@ -106,7 +106,7 @@ import Testing
         #expect(matching.unchecked.isEmpty == false)
         let notification = try #require(matching.value() as NotificationPayload?)
         #expect(notification.notificationType == .consumptionRequest)
-        #expect(try notification.data?.signedTransactionInfo?.decodeUnverified().transactionId == "510001261072921")
+        #expect(matching.nested.transaction?.value.transactionId == "510001261072921")
 
         let wrongApp = verifier.verify(bytes, expecting: JWSExpectations(appAppleId: 1))
         #expect(wrongApp.failures.map(\.name) == [.appAppleId])
@@ -123,13 +123,20 @@ import Testing
         #expect(sandbox.unchecked.contains(.appAppleId))
     }
 
-    /// Renewal info names no bundle id: a bundle expectation is reported unchecked, never passed.
+    /// Renewal info names no bundle id: a bundle expectation is refused (`notApplicable`), never
+    /// passed nor dropped; restricted to what renewal info carries, it is listed as unchecked.
     @Test func renewalInfoCannotProveABundle() throws {
         let bytes = try Fixtures.bytes("jws/go-iap/sandbox-renewal-info-2000000335310644.jws")
-        let verdict = try JWSRenewalInfoVerifier.appStoreJWS(cache: nil).verify(bytes, expecting: JWSExpectations(bundleIdentifier: "x"))
-        #expect(verdict.isValid)
+        let verifier = try JWSRenewalInfoVerifier.appStoreJWS(cache: nil)
+        let verdict = verifier.verify(bytes, expecting: JWSExpectations(bundleIdentifier: "x"))
+        #expect(!verdict.isValid)
+        #expect(verdict.failures.map(\.name) == [.notApplicable])
+        #expect(verdict.check(.notApplicable)?.reason.hasPrefix("bundleIdentifier does not apply to a renewal info") == true)
         #expect(verdict.check(.bundleIdentifier) == nil)
-        #expect(verdict.unchecked.contains(.bundleIdentifier))
+        #expect(verdict.assurance == nil)
+        let restricted = verifier.verify(bytes, expecting: JWSExpectations(bundleIdentifier: "x").applicable(to: JWSRenewalInfo.self))
+        #expect(restricted.isValid)
+        #expect(restricted.unchecked.contains(.bundleIdentifier))
     }
 
     /// Payloads from 2021 carry no environment: an environment expectation fails closed.
@@ -244,8 +251,9 @@ import Testing
         #expect(verdict.isValid, "\(verdict.summary)")
         #expect(
             verdict.checks.map(\.name) == [
-                .parse, .trustAnchors, .algorithm, .certificateCount, .signerCertificate, .signerKey, .signature, .validationTime, .chain,
-                .pinnedAnchor, .chainLength, .leafMarker, .intermediateMarker, .bundleIdentifier,
+                .parse, .trustAnchors, .kind, .algorithm, .crit, .certificateCount, .signerCertificate, .signerKey, .signature,
+                .validationTime, .chain, .pinnedAnchor, .chainLength, .leafMarker, .intermediateMarker, .keyUsage, .basicConstraints,
+                .bundleIdentifier,
             ])
         #expect(verdict.signature == SignatureSummary(algorithm: .ecdsa(.sha256)))
     }
@@ -350,15 +358,73 @@ import Testing
         let late = v.verify(token: token, at: .fixed(utc(2051, 1, 1)))
         #expect(late.firstFailure?.name == .chain)
         #expect(late.firstFailure?.reason.contains("expired") == true)
-        // Freshness against the validation time.
+        // Freshness against the verifier's clock, whatever the validation time.
         let signed = Date(timeIntervalSince1970: Double(Self.signedDate) / 1000)
-        let fresh = v.verify(token: token, expecting: JWSExpectations(maximumAge: 60), at: .fixed(signed.addingTimeInterval(30)))
+        func clocked(_ offset: TimeInterval) -> JWSTransactionVerifier {
+            JWSTransactionVerifier(anchors: [pki.root], cache: nil, clock: { signed.addingTimeInterval(offset) })
+        }
+        let fresh = clocked(30).verify(token: token, expecting: JWSExpectations(maximumAge: 60))
         #expect(fresh.isValid, "\(fresh.summary)")
-        let stale = v.verify(token: token, expecting: JWSExpectations(maximumAge: 60), at: .fixed(signed.addingTimeInterval(61)))
-        #expect(stale.failures.map(\.name) == [.signedDate])
-        let future = v.verify(token: token, expecting: JWSExpectations(maximumFutureSkew: 5), at: .fixed(signed.addingTimeInterval(-6)))
+        #expect(fresh.check(.maximumAge)?.passed == true)
+        let stale = clocked(61).verify(token: token, expecting: JWSExpectations(maximumAge: 60))
+        #expect(stale.failures.map(\.name) == [.maximumAge])
+        #expect(stale.check(.maximumAge)?.reason.contains("61 s before the verifier's clock") == true, "\(stale.summary)")
+        let future = clocked(-6).verify(token: token, expecting: JWSExpectations(maximumFutureSkew: 5))
         #expect(future.failures.map(\.name) == [.signedDate])
-        #expect(v.verify(token: token, expecting: JWSExpectations(maximumAge: 60)).isValid, "at its own signed date it is 0 s old")
+        // The validation time does not move the clock: at the token's own signed date (the
+        // default) or at a fixed time right after it, a token signed long ago is still old.
+        #expect(clocked(3600).verify(token: token, expecting: JWSExpectations(maximumAge: 60)).failures.map(\.name) == [.maximumAge])
+        let fixed = clocked(3600).verify(token: token, expecting: JWSExpectations(maximumAge: 60), at: .fixed(signed.addingTimeInterval(1)))
+        #expect(fixed.failures.map(\.name) == [.maximumAge])
+        // The system clock by default: signed in 2024, more than an hour ago.
+        #expect(v.verify(token: token, expecting: JWSExpectations(maximumAge: 3600)).failures.map(\.name) == [.maximumAge])
+        // A limit that is not a number of seconds fails closed.
+        #expect(clocked(0).verify(token: token, expecting: JWSExpectations(maximumAge: .nan)).failures.map(\.name) == [.maximumAge])
+    }
+
+    /// Every expectation about a claim a kind does not carry is refused with `notApplicable`
+    /// naming it; `applicable(to:)` keeps exactly what the kind carries.
+    @Test func expectationsAKindDoesNotCarryAreRefused() throws {
+        let pki = try PKIs.jws.get()
+        let token = try signed(pki, Self.transactionJSON(environment: "Sandbox"))
+        let v = verifier(pki)
+        // A transaction carries no appAppleId.
+        let appleID = v.verify(token: token, expecting: JWSExpectations(appAppleId: 7))
+        #expect(appleID.failures.map(\.name) == [.notApplicable])
+        #expect(appleID.check(.notApplicable)?.reason.hasPrefix("appAppleId does not apply to a transaction") == true)
+        #expect(!appleID.unchecked.contains(.appAppleId))
+        // A notification carries neither an app account token nor a device verification.
+        let notification =
+            #"{"notificationType":"TEST","notificationUUID":"6c2d8c1e-0000-4000-8000-000000000001","data":{"bundleId":"com.example.app","environment":"Sandbox"},"signedDate":1733000000000}"#
+        let notificationToken = try signed(pki, notification)
+        let notifications = NotificationVerifier(anchors: [pki.root], cache: nil)
+        let expectations = JWSExpectations(
+            bundleIdentifier: "com.example.app", deviceVerificationID: "3B76A7BD-8F5B-46A4-BCB1-CCE8DBD1B3CD",
+            appAccountToken: "7c1e3a52-4b1f-4a8e-9d3c-2f5b6a7e8d90")
+        let refused = notifications.verify(token: notificationToken, expecting: expectations)
+        #expect(!refused.isValid)
+        let reasons = refused.failures.filter { $0.name == .notApplicable }.map(\.reason)
+        #expect(
+            reasons.count == 2 && reasons[0].hasPrefix("deviceVerificationID ") && reasons[1].hasPrefix("appAccountToken "), "\(reasons)")
+        #expect(refused.check(.bundleIdentifier)?.passed == true, "what applies is still checked")
+        let restricted = notifications.verify(token: notificationToken, expecting: expectations.applicable(to: NotificationPayload.self))
+        #expect(restricted.isValid, "\(restricted.summary)")
+        #expect(expectations.applicable(to: JWSTransaction.self) == expectations)
+        #expect(expectations.applicable(to: JWSRenewalInfo.self).bundleIdentifier == nil)
+        #expect(JWSExpectations(appAppleId: 1).applicable(to: AppTransaction.self).appAppleId == 1)
+    }
+
+    /// A caller's own checks appended to a verdict: a failed one makes it invalid, passed ones keep
+    /// it as it was.
+    @Test func appendingChecksToAVerdict() throws {
+        let pki = try PKIs.jws.get()
+        let verdict = verifier(pki).verify(token: try signed(pki))
+        #expect(verdict.isValid && verdict.assurance == .configuredAnchor)
+        let kept = verdict.appending([VerificationCheck(name: .init(rawValue: "mine"), passed: true, reason: "ok")])
+        #expect(kept.isValid && kept.assurance == .configuredAnchor && kept.checks.count == verdict.checks.count + 1)
+        let refused = verdict.appending([VerificationCheck(name: .notApplicable, passed: false, reason: "--app-version")])
+        #expect(!refused.isValid && refused.assurance == nil)
+        #expect(refused.firstFailure?.name == .notApplicable && refused.payload != nil && refused.chain != nil)
     }
 
     @Test func deviceVerification_andAppAccountToken() throws {

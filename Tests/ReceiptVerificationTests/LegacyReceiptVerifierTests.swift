@@ -39,8 +39,8 @@ import Testing
         #expect(
             verdict.checks.map(\.name) == [
                 .parse, .trustAnchors, .signatureBlob, .signatureVersion, .leafCertificate, .signature, .validationTime, .chain,
-                .pinnedAnchor, .chainLength, .pinnedIntermediate, .leafMarker, .bundleIdentifier, .bundleVersion,
-                .productIdentifier, .environment,
+                .pinnedAnchor, .chainLength, .pinnedIntermediate, .leafMarker, .keyUsage, .basicConstraints, .bundleIdentifier,
+                .bundleVersion, .productIdentifier, .environment,
             ])
         // Without expectations it is still valid; the expectations are listed as unchecked.
         let plain = verifier.verify(receipt)

@@ -34,7 +34,8 @@ import Testing
             verdict.checks.map(\.name) == [
                 .parse, .trustAnchors, .contentType, .signerCount, .digestAlgorithm, .signerCertificate,
                 .signatureAlgorithm, .signerKey, .signedAttributes, .signature, .validationTime, .chain, .pinnedAnchor, .chainLength,
-                .leafMarker, .intermediateMarker, .bundleIdentifier, .appVersion, .deviceHash, .expirationDate,
+                .leafMarker, .intermediateMarker, .keyUsage, .basicConstraints, .bundleIdentifier, .appVersion, .deviceHash,
+                .expirationDate,
             ])
     }
 

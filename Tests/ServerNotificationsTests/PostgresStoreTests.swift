@@ -41,6 +41,8 @@ struct PostgresStoreTests {
             autoRenewStatus: 1, isInBillingRetryPeriod: true, gracePeriodExpiresDate: 7, renewalSignedDate: 8, signedPayload: "eyJ.x.y")
         #expect(try store.store(full) == .stored)
         #expect(try stores[2].notifications(NotificationQuery(notificationUUID: "u")) == [full])
+        #expect(try store.notifications(NotificationQuery(transactionId: "20000001")) == [full])
+        #expect(try store.notifications(NotificationQuery(transactionId: "20000000")).isEmpty)
         #expect(try store.notifications(NotificationQuery(originalTransactionId: "1")).map(\.notificationUUID) == ["b", "a"])
         #expect(try store.notifications(NotificationQuery(notificationType: "SUBSCRIBED")).count == 1)
         #expect(try store.notifications(NotificationQuery(signedSince: 2000, limit: 1)).map(\.notificationUUID) == ["b"])

@@ -48,6 +48,8 @@ import Testing
         _ = try store.store(full)
         _ = try store.store(StoredNotification(notificationUUID: "v", receivedDate: 9, isInBillingRetryPeriod: false, signedPayload: "p"))
         #expect(try store.notifications(NotificationQuery(notificationUUID: "u")) == [full])
+        #expect(try store.notifications(NotificationQuery(transactionId: "20000001")) == [full])
+        #expect(try store.notifications(NotificationQuery(transactionId: "20000000")).isEmpty, "an original id is not a transaction id")
         #expect(
             try store.notifications(NotificationQuery(notificationUUID: "v"))
                 == [StoredNotification(notificationUUID: "v", receivedDate: 9, isInBillingRetryPeriod: false, signedPayload: "p")])

@@ -1,3 +1,4 @@
+import ASN1
 import Foundation
 import ReceiptSigning
 import TestSupport
@@ -5,8 +6,9 @@ import Testing
 
 @testable import Receipts
 
-/// The envelope's DER path reads what the general reader reads, or leaves the input to it.
-@Suite struct EnvelopePathTests {
+/// The envelope reader (the raw cursor, DER or BER rules) reads what the plain reference reader
+/// (``ReceiptEnvelope/readReference(_:limits:)``, the element reader under BER) reads.
+@Suite struct EnvelopeOracleTests {
     static func same(_ a: ArraySlice<UInt8>?, _ b: ArraySlice<UInt8>?) -> Bool {
         guard let a, let b else { return a == nil && b == nil }
         return a.startIndex == b.startIndex && a.endIndex == b.endIndex && a.elementsEqual(b)
@@ -43,51 +45,55 @@ import Testing
     }
 
     @Test func fixturesAgree() throws {
-        var fast = 0
+        var strict = 0
         for bytes in try Self.inputs() {
-            let general = try ReceiptEnvelope.readGeneral(bytes, limits: .default)
-            if let der = ReceiptEnvelope.readDER(bytes, limits: .default) {
-                fast += 1
-                #expect(Self.same(der, general))
+            let reference = try ReceiptEnvelope.readReference(bytes, limits: .default)
+            #expect(Self.same(try ReceiptEnvelope(bytes).storage, reference))
+            if let der = try? ReceiptEnvelope.read(bytes, rules: .der, limits: .default) {
+                strict += 1
+                #expect(Self.same(der, reference))
             } else {
-                #expect(general.usesBERForms)  // only BER inputs need the general reader
+                #expect(reference.usesBERForms)  // only BER inputs need BER rules
             }
         }
-        #expect(fast >= Fixtures.appStoreReceipts.count)
+        #expect(strict >= Fixtures.appStoreReceipts.count)
     }
 
-    /// Single-byte changes in the envelope's structure (the first bytes and around the
-    /// signer information): where the DER path answers, the general reader gives the same envelope.
+    /// Single-byte changes in the envelope's structure (the first bytes and around the signer
+    /// information): the reader accepts exactly what the reference accepts, and reads the same.
     @Test func changedInputsAgree() throws {
-        var answered = 0
-        var compared = 0
-        for bytes in try Self.inputs().prefix(4) {
+        var accepted = 0
+        var refused = 0
+        for bytes in try Self.inputs() {
             let tail = max(0, bytes.count - 700)
             let positions = Array(0..<min(120, bytes.count)) + Array(tail..<bytes.count).filter { $0 % 3 == 0 }
             for index in positions {
                 for value: UInt8 in [0x00, 0x02, 0x04, 0x30, 0x31, 0x80, 0x81, 0xA0, 0xA1, 0xFF, bytes[index] ^ 0x01] {
                     var changed = bytes
                     changed[index] = value
-                    guard let der = ReceiptEnvelope.readDER(changed, limits: .default) else { continue }
-                    answered += 1
-                    let general = try? ReceiptEnvelope.readGeneral(changed, limits: .default)
-                    #expect(general != nil, "byte \(index) = \(value)")
-                    if let general {
-                        compared += 1
-                        #expect(Self.same(der, general), "byte \(index) = \(value)")
+                    let read = try? ReceiptEnvelope(changed)
+                    let reference = try? ReceiptEnvelope.readReference(changed, limits: .default)
+                    #expect((read == nil) == (reference == nil), "byte \(index) = \(value)")
+                    if let read, let reference {
+                        accepted += 1
+                        #expect(Self.same(read.storage, reference), "byte \(index) = \(value)")
+                    } else {
+                        refused += 1
                     }
                 }
             }
         }
-        #expect(answered > 100 && compared == answered)
+        #expect(accepted > 100 && refused > 100)
     }
 
-    /// A depth limit the envelope exceeds stops both paths.
-    @Test func limitsApplyToBoth() throws {
+    /// A depth limit the envelope exceeds stops both rules and the reference.
+    @Test func limitsApply() throws {
         let bytes = try Fixtures.bytes("receipt-sandbox-g5.der")
         var limits = ReceiptLimits.default
         limits.maximumDepth = 3
-        #expect(ReceiptEnvelope.readDER(bytes, limits: limits) == nil)
+        #expect(throws: ReceiptError.self) { _ = try ReceiptEnvelope.read(bytes, rules: .der, limits: limits) }
+        #expect(throws: ReceiptError.self) { _ = try ReceiptEnvelope.read(bytes, rules: .ber, limits: limits) }
+        #expect(throws: ReceiptError.self) { _ = try ReceiptEnvelope.readReference(bytes, limits: limits) }
         #expect(throws: ReceiptError.self) { _ = try ReceiptEnvelope(bytes, limits: limits) }
     }
 }

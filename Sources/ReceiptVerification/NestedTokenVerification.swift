@@ -1,0 +1,134 @@
+public import JWS
+
+/// The tokens a payload carries (a notification's signed transaction, renewal info and app
+/// transaction), as they were verified in the same call as the payload: typed, with the tokens
+/// they were decoded from. A verdict holds them only when it is valid
+/// (``Verdict/nested``), so nothing needs to decode a nested token again.
+public struct VerifiedNestedTokens: Sendable {
+    /// `data.signedTransactionInfo`, verified.
+    public internal(set) var transaction: SignedJWS<JWSTransaction>?
+    /// `data.signedRenewalInfo`, verified.
+    public internal(set) var renewalInfo: SignedJWS<JWSRenewalInfo>?
+    /// `appData.signedAppTransactionInfo`, verified.
+    public internal(set) var appTransaction: SignedJWS<AppTransaction>?
+
+    /// No nested tokens.
+    public static let none = VerifiedNestedTokens()
+
+    /// Whether no nested token was kept.
+    public var isEmpty: Bool { transaction == nil && renewalInfo == nil && appTransaction == nil }
+}
+
+/// The kind and `crit` checks of every JWS verification.
+enum JWSKindCheck {
+    /// Records ``VerificationCheck/Name/kind``: the payload's top-level members fit `kind`.
+    static func record(_ kind: AppStorePayloadKind, of jws: CompactJWS, in run: inout VerificationRun) {
+        let names = AppStorePayloadKind.memberNames(of: jws.unverifiedPayload)
+        if let mismatch = kind.mismatch(memberNames: names) {
+            run.record(.kind, false, written: mismatch.description)
+        } else {
+            run.record(.kind, true, written: kind.displayName)
+        }
+    }
+
+    /// Records ``VerificationCheck/Name/crit``: the header names no critical extension (this
+    /// verifier implements none). Returns whether it passed.
+    static func recordCrit(of header: JWSHeader, in run: inout VerificationRun) -> Bool {
+        guard let entries = header.criticalParameters else {
+            return run.record(.crit, true, written: "the header has no crit")
+        }
+        // Quoted with control characters escaped (the text comes from the input).
+        let named = entries.map { String(reflecting: $0) }.joined(separator: ", ")
+        return run.record(
+            .crit, false, written: "the header's crit names \(named.isEmpty ? "nothing" : named); this verifier implements no JWS extension"
+        )
+    }
+}
+
+extension JWSClaimChecks {
+    /// Verifies each nested token with the same machinery, policy, limits and requested time as
+    /// its own kind (a renewal info or a notification where a transaction belongs fails, naming
+    /// the kind found), records one check per token, keeps the verified values in `run`, then
+    /// records their agreement with the outer payload. A nested transaction or app transaction
+    /// must carry a bundle id (and agree with the notification's).
+    static func verifyNested<Outer: AppStoreSignedPayload>(
+        _ tokens: [NestedToken], outer: AppStoreClaims, format: JWSFormat<Outer>, expectations: JWSExpectations,
+        in run: inout VerificationRun
+    ) {
+        var problems: [String] = []
+        func agree(_ name: String, _ inner: AppStoreClaims) {
+            if inner.carried.contains(.bundleIdentifier), let a = inner.bundleIdentifier, let b = outer.bundleIdentifier, a != b {
+                problems.append("the \(name) is for \(a), the notification for \(b)")
+            }
+            if let a = inner.environment, let b = outer.environment, a.rawValue.lowercased() != b.rawValue.lowercased() {
+                problems.append("the \(name) is in \(a.rawValue), the notification in \(b.rawValue)")
+            }
+        }
+        var verified = VerifiedNestedTokens()
+        for token in tokens {
+            switch token {
+            case .transaction(let nested):
+                let verdict = nestedVerdict(nested, format: format, in: &run)
+                if record(.signedTransactionInfo, verdict, in: &run), let signed = verdict.payload {
+                    verified.transaction = signed
+                    agree("signed transaction", signed.value.claims)
+                }
+            case .renewalInfo(let nested):
+                let verdict = nestedVerdict(nested, format: format, in: &run)
+                if record(.signedRenewalInfo, verdict, in: &run), let signed = verdict.payload {
+                    verified.renewalInfo = signed
+                    agree("signed renewal info", signed.value.claims)
+                }
+            case .appTransaction(let nested):
+                let verdict = nestedVerdict(nested, format: format, in: &run)
+                if record(.signedAppTransactionInfo, verdict, in: &run), let signed = verdict.payload {
+                    verified.appTransaction = signed
+                    agree("signed app transaction", signed.value.claims)
+                }
+            }
+        }
+        if let transaction = verified.transaction?.value, let renewal = verified.renewalInfo?.value,
+            let a = renewal.originalTransactionId, let b = transaction.originalTransactionId, a != b
+        {
+            problems.append("the renewal info is for original transaction \(a), the transaction for \(b)")
+        }
+        run.verifiedNested = verified
+        let count = tokens.count
+        let found = problems
+        run.record(
+            .nestedAgreement, found.isEmpty,
+            found.isEmpty
+                ? count == 1 ? "the nested token agrees with the notification" : "\(count) nested tokens agree with the notification"
+                : found.joined(separator: "; "))
+    }
+
+    /// The nested token verified as `Inner` (its bundle id is compared with the notification's
+    /// in ``VerificationCheck/Name/nestedAgreement``; ``record(_:_:in:)`` requires one).
+    static func nestedVerdict<Inner: AppStoreSignedPayload, Outer: AppStoreSignedPayload>(
+        _ nested: NestedJWS<Inner>, format: JWSFormat<Outer>, in run: inout VerificationRun
+    ) -> Verdict<SignedJWS<Inner>> {
+        let verifier = SignedDataVerifier(
+            format: JWSFormat<Inner>(policy: format.policy, limits: format.limits, headerCache: format.headerCache),
+            machinery: run.machinery)
+        return verifier.verify(Array(nested.token.utf8), expecting: .none, at: run.requestedTime)
+    }
+
+    /// Records the nested check from the nested verdict (its first failure, named, as the reason:
+    /// `kind: the payload is a renewal info, not a transaction…`). Returns whether it passed.
+    @discardableResult
+    static func record<Inner: AppStoreSignedPayload>(
+        _ name: VerificationCheck.Name, _ verdict: Verdict<SignedJWS<Inner>>, in run: inout VerificationRun
+    ) -> Bool {
+        guard verdict.isValid else {
+            let failure = verdict.firstFailure
+            return run.record(name, false, failure.map { "\($0.name): \($0.reason)" } ?? "a required check did not run")
+        }
+        let claims = verdict.payload?.value.claims
+        if let claims, claims.carried.contains(.bundleIdentifier), claims.bundleIdentifier == nil {
+            return run.record(
+                name, false, written: "\(VerificationCheck.Name.bundleIdentifier): the nested \(Inner.payloadName) has no bundleId")
+        }
+        let time = verdict.validationTime.map { " at \(VerificationText.rfc3339($0))" } ?? ""
+        return run.record(name, true, "verified (\(Inner.payloadKind.withArticle), \(verdict.checks.count) checks\(time))")
+    }
+}
