@@ -21,7 +21,9 @@ public enum OCSPNoncePolicy: Sendable, Hashable {
 /// responder the issuer authorised, that signer valid at the validation time and chaining to the
 /// chain's anchor), it answers for the certificate (a SHA-1 or SHA-256 certificate id), its nonce
 /// is the request's (``OCSPNoncePolicy``), and it is fresh: `thisUpdate ≤ t ≤ nextUpdate` for the
-/// validation time `t` (a response without `nextUpdate` is fresh for
+/// validation time `t`, with `thisUpdate` allowed up to
+/// ``OCSPResponseCache/thisUpdateTolerance`` ahead of `t` (responders write whole seconds, and
+/// their clocks drift; OpenSSL's own check allows the same) (a response without `nextUpdate` is fresh for
 /// ``maximumAgeWithoutNextUpdate`` after its `thisUpdate`, and never cached).
 ///
 /// `Sendable`: one checker may serve any number of verifications at once.
@@ -129,7 +131,7 @@ public final class OCSPChecker: Sendable {
     /// Why `answer` is not fresh at `time`, or nil when it is.
     func staleness(of answer: OCSPVerifiedAnswer, at time: Date) -> String? {
         let this = VerificationText.rfc3339(answer.thisUpdate)
-        if time < answer.thisUpdate {
+        if time.addingTimeInterval(OCSPResponseCache.thisUpdateTolerance) < answer.thisUpdate {
             return "the response is not yet valid: its thisUpdate \(this) is after \(VerificationText.rfc3339(time))"
         }
         if let next = answer.nextUpdate {

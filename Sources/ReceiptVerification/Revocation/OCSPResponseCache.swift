@@ -129,10 +129,16 @@ public final class OCSPResponseCache: Sendable {
         state.withLock { $0.entries.removeAll() }
     }
 
+    /// How far a response's `thisUpdate` may lie after the validation time (5 minutes, as
+    /// OpenSSL's `OCSP_check_validity` allows): a responder writes whole seconds, so an answer made
+    /// during a request can be dated a fraction of a second after the time read before it, and
+    /// clocks drift. `nextUpdate` has no tolerance.
+    public static let thisUpdateTolerance: TimeInterval = 300
+
     /// Whether `answer` may serve validation time `time`.
     static func isFresh(_ answer: OCSPCachedAnswer, at time: Date) -> Bool {
         guard let next = answer.nextUpdate else { return false }
-        return answer.thisUpdate <= time && time <= next
+        return answer.thisUpdate <= time.addingTimeInterval(thisUpdateTolerance) && time <= next
     }
 
     /// The answer for `key` at `time`: a fresh stored entry, else the outcome of the fetch in
