@@ -27,6 +27,7 @@
 #include <openssl/asn1.h>
 #include <openssl/objects.h>
 #include <openssl/core_names.h>
+#include <openssl/ocsp.h>
 #include <openssl/ssl.h>
 
 /* ---- STACK_OF(X509) ---------------------------------------------------------------------- */
@@ -48,6 +49,16 @@ static inline void rmshim_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
 
 /** Frees the stack and calls X509_free on every entry (for stacks returned by *_get1_*). */
 static inline void rmshim_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free); }
+
+/* ---- STACK_OF(OPENSSL_STRING) (X509_get1_ocsp) ------------------------------------------- */
+
+/** Number of entries; -1 if `sk` is NULL. */
+static inline int rmshim_sk_OPENSSL_STRING_num(const STACK_OF(OPENSSL_STRING) *sk) { return sk_OPENSSL_STRING_num(sk); }
+
+/** Entry at `i`, or NULL when `i` is out of range. */
+static inline const char *rmshim_sk_OPENSSL_STRING_value(const STACK_OF(OPENSSL_STRING) *sk, int i) {
+    return sk_OPENSSL_STRING_value(sk, i);
+}
 
 /* ---- memory and BIO ---------------------------------------------------------------------- */
 
