@@ -32,6 +32,8 @@ public struct OCSPRequest: Sendable {
 
     /// Builds a request for `certificate`, issued by `issuer`.
     /// - Parameters:
+    ///   - certificate: the certificate whose status is asked.
+    ///   - issuer: the certificate that issued it (its name and key are hashed into the id).
     ///   - digest: the hash of the certificate id: SHA-1 (as `openssl ocsp` and most responders
     ///     use) or SHA-256.
     ///   - withNonce: whether to add a random nonce (RFC 8954) the response must echo.
@@ -208,7 +210,10 @@ public struct OCSPResponse: Sendable {
     /// the single response whose certificate id (SHA-1 or SHA-256) names `certificate` and
     /// `issuer`. Freshness (`thisUpdate`, `nextUpdate`) is the caller's to judge.
     /// - Parameters:
+    ///   - certificate: the certificate the answer must be about.
+    ///   - issuer: the certificate that issued it.
     ///   - chain: the validated chain above `certificate`: its issuer first, the anchor last.
+    ///   - time: when the responder's signing certificate must be valid.
     ///   - request: the request this response answers, whose nonce is compared; nil for a
     ///     response read from a file.
     /// - Throws: ``CryptoError/Code/verificationFailed`` (not successful, bad signature, signer

@@ -64,7 +64,7 @@ public struct MeasuredNotificationStore: NotificationStore, DeadLetterStore {
     }
 }
 
-/// An ``HTTPHandler`` that counts every answer of the handler it wraps in
+/// An `HTTPHandler` that counts every answer of the handler it wraps in
 /// `rmstore_http_requests_total`, by route (one of ``ReceiptServerRoutes``' paths, else `other`,
 /// so that a client cannot add series by asking for new paths) and status.
 public struct MeasuredHandler: HTTPHandler {

@@ -130,7 +130,7 @@ public struct NotificationReceiver: Sendable {
     }
 }
 
-/// What ``NotificationReceiver/receive(body:)`` did with a body.
+/// What ``NotificationReceiver/receive(body:source:)`` did with a body.
 public enum NotificationReceiverOutcome: Sendable {
     /// Verified and committed now: answer 200.
     case accepted(StoredNotification)

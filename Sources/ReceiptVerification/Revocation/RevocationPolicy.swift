@@ -82,7 +82,7 @@ public enum RevocationSource: String, Sendable, Hashable {
     case network
     /// A response an earlier verification fetched, still fresh (``OCSPResponseCache``).
     case cache
-    /// A response given to the checker (``OCSPChecker/init(responses:)``, `--ocsp-response`).
+    /// A response given to the checker (``OCSPChecker/init(responses:maximumAgeWithoutNextUpdate:)``, `--ocsp-response`).
     case offlineResponse = "offline"
 }
 
