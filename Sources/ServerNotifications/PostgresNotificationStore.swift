@@ -314,6 +314,22 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     /// Closes the pooled connections; later calls fail.
     public func close() { pool.close() }
 
+    /// The plan PostgreSQL chooses for ``notifications(_:)`` with `query` (`EXPLAIN` of the same
+    /// statement and parameters, not run), one line per plan node: how an operator checks that a
+    /// customer's lookup (``NotificationQuery/appAccountToken``, ``NotificationQuery/originalTransactionId``)
+    /// uses the indexes.
+    /// - Throws: ``NotificationStoreError`` when the query fails.
+    public func queryPlan(_ query: NotificationQuery) throws(NotificationStoreError) -> String {
+        let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid COLLATE \"C\"") { "$\($0)" }
+        try NotificationColumns.check(parameters, isRow: false)
+        let sql = "EXPLAIN SELECT \(NotificationColumns.list) FROM notifications" + filter
+        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+            try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
+        }
+        return result.rows.compactMap { $0.first ?? nil }.joined(separator: "\n")
+    }
+
     /// The server's count of WAL syncs to disk (`pg_stat_wal.wal_sync`, PostgreSQL 14 and later),
     /// cumulative since its statistics were last reset: the fsyncs its commits cost.
     /// - Throws: ``NotificationStoreError`` when the query fails.
