@@ -91,7 +91,9 @@ extension EntitlementMap {
         }
         var candidates: [String: [Candidate]] = [:]
         for (original, rows) in chains {
-            guard let state = SubscriptionState(originalTransactionId: original, notifications: rows, atMilliseconds: date) else { continue }
+            guard let state = SubscriptionState(originalTransactionId: original, notifications: rows, atMilliseconds: date) else {
+                continue
+            }
             for entitlement in entitlements {
                 guard let candidate = Candidate(entitlement: entitlement, state: state, rows: rows) else { continue }
                 candidates[entitlement.name, default: []].append(candidate)

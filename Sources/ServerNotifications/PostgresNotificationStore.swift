@@ -176,7 +176,8 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         }
         func readVersion() throws(NotificationStoreError) -> String? {
             try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) -> String? in
-                let exists = try connection.execute("SELECT to_regclass('notification_store_schema') IS NOT NULL", deadline: deadline).scalar
+                let exists = try connection.execute("SELECT to_regclass('notification_store_schema') IS NOT NULL", deadline: deadline)
+                    .scalar
                 guard exists == "t" else { return nil }
                 return try connection.execute("SELECT max(version) FROM notification_store_schema", deadline: deadline).scalar
             }

@@ -435,7 +435,8 @@ private final class OpenFiles {
                 .schema,
                 version == 0
                     ? "\(path) holds no notification store"
-                    : NotificationSchemaMigration.refusal(location: path, version: version, expected: SQLiteNotificationStore.schemaVersion))
+                    : NotificationSchemaMigration.refusal(location: path, version: version, expected: SQLiteNotificationStore.schemaVersion)
+            )
         }
         let table = try connection.scalarText("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'notifications'")
         guard table == "notifications" else { throw NotificationStoreError(.schema, "\(path) holds no notification store") }

@@ -154,7 +154,10 @@ import Testing
             """
         try Data(body.utf8).write(to: config)
         let fromConfig = try Self.answers(
-            ["--config", config.path, "--app", F.bundle, "--app-account-token", story.users["A"] ?? "", "--at", Self.rfc3339(story.dates[1])])
+            [
+                "--config", config.path, "--app", F.bundle, "--app-account-token", story.users["A"] ?? "", "--at",
+                Self.rfc3339(story.dates[1]),
+            ])
         #expect(fromConfig["annual"]?["active"] as? Bool == true && fromConfig["premium"]?["productId"] as? String == F.yearly)
         // Another app of the configuration sees none of this app's notifications.
         let other = try ReceiptTool.run([

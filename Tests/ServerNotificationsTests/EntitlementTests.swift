@@ -84,7 +84,8 @@ enum EntitlementScenarios {
             app.advance(days: 31)
             points.append(
                 Checkpoint(
-                    label: "renewed", date: app.clock.now, expected: ["pro": .active(.subscribed)], expires: ["pro": expiry(app, original)]))
+                    label: "renewed", date: app.clock.now, expected: ["pro": .active(.subscribed)], expires: ["pro": expiry(app, original)])
+            )
             app.moment()
             app.store.setAutoRenew(false, productIdentifier: P.pro)
             app.advance(days: 31)
@@ -165,7 +166,8 @@ enum EntitlementScenarios {
             return [
                 grace, retry,
                 Checkpoint(
-                    label: "recovered", date: app.clock.now, expected: ["pro": .active(.subscribed)], expires: ["pro": expiry(app, original)]),
+                    label: "recovered", date: app.clock.now, expected: ["pro": .active(.subscribed)],
+                    expires: ["pro": expiry(app, original)]),
             ]
         },
         EntitlementScenario(name: "billing retry without grace, then expiry") { app, user in
@@ -267,7 +269,10 @@ enum EntitlementScenarios {
         let answers = try store.entitlements(appAccountToken: user, map: try P.map(), at: app.clock.now)
         let coins = try #require(answers.first { $0.entitlement == "coins" })
         #expect(coins.transactionId == second && coins.originalTransactionId == second && coins.reason == .consumed && !coins.isActive)
-        #expect(try store.entitlements(appAccountToken: UUID().uuidString, map: try P.map(), at: app.clock.now).allSatisfy { $0.reason == .none })
+        #expect(
+            try store.entitlements(appAccountToken: UUID().uuidString, map: try P.map(), at: app.clock.now).allSatisfy {
+                $0.reason == .none
+            })
 
         for bad in [[], ["pro"], ["=a"], ["pro="], ["pro=a,,b"], ["pro=a,a"], ["pro=a", "pro=b"]] {
             #expect(throws: NotificationStoreError.self, "\(bad)") { try EntitlementMap(definitions: bad) }
