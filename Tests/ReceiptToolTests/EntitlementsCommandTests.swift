@@ -166,6 +166,27 @@ import Testing
         #expect(other.status == 0 && other.stdout.contains(#""reason":"none""#) && !other.stdout.contains("subscribed"), "\(other)")
         let ambiguous = try ReceiptTool.run(["entitlements", "--config", config.path, "--app-account-token", story.users["A"] ?? ""])
         #expect(ambiguous.status == 64 && ambiguous.stderr.contains("has 2 apps: name one with --app"), "\(ambiguous.stderr)")
+
+        // `notifications list|status` take the configuration and --app too.
+        let all = try F.list(database)
+        func listed(_ app: String) throws -> Int {
+            let result = try ReceiptTool.run(["notifications", "list", "--config", config.path, "--app", app, "--json"])
+            try #require(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").count
+        }
+        #expect(try listed(F.bundle) == all.count && all.count > 4)
+        #expect(try listed("com.example.other") == 0)
+        #expect(try F.list(database, ["--app", F.bundle, "--limit", "2"]).count == 2)
+        let tokens = Set(all.compactMap { $0["appAccountToken"] as? String })
+        #expect(tokens == Set(story.users.values.map { $0.lowercased() }), "\(tokens)")
+        let unknownApp = try ReceiptTool.run(["notifications", "list", "--config", config.path, "--app", "com.example.nope"])
+        #expect(unknownApp.status == 64 && unknownApp.stderr.contains("is not in the configuration"), "\(unknownApp.stderr)")
+        let otherStatus = try ReceiptTool.run(
+            ["notifications", "status", "--config", config.path, "--app", "com.example.other", story.familyOriginal])
+        #expect(otherStatus.status == 1 && otherStatus.stderr.contains("no notification of original transaction"))
+        let ownStatus = try ReceiptTool.run(
+            ["notifications", "status", "--config", config.path, "--app", F.bundle, story.familyOriginal, "--json"])
+        #expect(ownStatus.status == 0 && ownStatus.stdout.contains(#""revoked":true"#), "\(ownStatus)")
         #expect(server.stop().status == 0)
     }
 
