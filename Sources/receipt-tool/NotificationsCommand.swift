@@ -1,4 +1,5 @@
 import Foundation
+import Internals
 import JSON
 import JWS
 import Receipts
@@ -141,7 +142,7 @@ enum NotificationsCommand {
                 if let product = row.productId { line += " product=\(product)" }
                 if let expires = row.expiresDate { line += " expires=\(text(expires))" }
                 if withPayload { line += " \(row.signedPayload)" }
-                printOut(line)
+                printOut(TerminalEscaping.escaped(line))
             }
         }
         if !args.flag("--json") { printError("\(rows.count) notification\(rows.count == 1 ? "" : "s")") }
@@ -221,15 +222,17 @@ enum NotificationsCommand {
             json.endObject()
             printOut(json.text)
         } else {
-            printOut("original transaction \(state.originalTransactionId) at \(text(state.date))")
-            printOut("  \(state.isActive ? "active" : "not active")\(state.isRevoked ? ", revoked \(text(state.revocationDate))" : "")")
-            printOut("  product:        \(state.productId ?? "-")  latest transaction \(state.latestTransactionId ?? "-")")
-            printOut("  expires:        \(text(state.expiresDate))")
-            printOut("  auto-renew:     \(state.autoRenewStatus.map { $0 == 1 ? "on" : $0 == 0 ? "off" : String($0) } ?? "-")")
+            /// One line of the state, escaped whole (ids and names come from stored notifications).
+            func show(_ line: String) { printOut(TerminalEscaping.escaped(line)) }
+            show("original transaction \(state.originalTransactionId) at \(text(state.date))")
+            show("  \(state.isActive ? "active" : "not active")\(state.isRevoked ? ", revoked \(text(state.revocationDate))" : "")")
+            show("  product:        \(state.productId ?? "-")  latest transaction \(state.latestTransactionId ?? "-")")
+            show("  expires:        \(text(state.expiresDate))")
+            show("  auto-renew:     \(state.autoRenewStatus.map { $0 == 1 ? "on" : $0 == 0 ? "off" : String($0) } ?? "-")")
             if state.isInBillingRetryPeriod {
-                printOut("  billing retry\(state.isInGracePeriod ? ", grace period until \(text(state.gracePeriodExpiresDate))" : "")")
+                show("  billing retry\(state.isInGracePeriod ? ", grace period until \(text(state.gracePeriodExpiresDate))" : "")")
             }
-            printOut(
+            show(
                 "  from \(state.notificationCount) notification\(state.notificationCount == 1 ? "" : "s"), the latest \(state.latestNotificationType ?? "?")\(state.latestSubtype.map { "/\($0)" } ?? "")"
             )
         }

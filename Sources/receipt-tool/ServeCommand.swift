@@ -61,7 +61,9 @@ enum ServeCommand {
                                       clients' connections and should limit them itself.
               --max-body-bytes <n>    Largest request body (default 4194304; larger get 413).
               --request-timeout <s>   Seconds allowed per request (default 10; slower get 408).
-              --quiet                 Do not log requests to standard error.
+              --quiet                 Do not log requests to standard error. (Each log line is
+                                      one line: text from a request, such as a JSON key in an
+                                      error, is shown with control characters escaped.)
               --log-format <format>   text (default) or json: one JSON object per line (time,
                                       level, method, path, status, outcome, detail,
                                       remoteAddress), request text escaped.
@@ -262,7 +264,7 @@ extension ServeCommand {
         }
         let health = store.health()
         if !health.isAvailable {
-            printError(
+            printLogLine(
                 "serve: the notification store \(health.location) is unavailable (\(health.problem ?? "unknown")); notifications get 503 until it is writable, retried at each request"
             )
         }

@@ -1,13 +1,14 @@
 import Foundation
 import HTTPServer
+import Internals
 import JSON
 
 /// `serve`'s log on standard error, one line per event: `--log-format text` (default,
 /// `serve: POST /notifications → 200 accepted: …`) or `json` (one JSON object per line with
 /// `time`, `level`, `message` or `method`, `path`, `status`, `outcome`, `detail`,
 /// `remoteAddress`). Request-derived text is escaped in both: JSON strings by the writer, and in
-/// text every control character is written `\u{…}`, so that no input can start a log line of its
-/// own.
+/// text by the one terminal escaping rule (`TerminalEscaping`), so that no input can start a log
+/// line of its own.
 struct ServeLog: Sendable {
     enum Format: String, Sendable {
         case text
@@ -29,7 +30,7 @@ struct ServeLog: Sendable {
     /// A server message (a protocol error, a refused connection).
     func message(_ text: String) {
         switch format {
-        case .text: printError("serve: \(Self.escapedControls(text))")
+        case .text: printError("serve: \(TerminalEscaping.escaped(text))")
         case .json:
             var json = start(level: "info")
             json.string("message", text)
@@ -44,7 +45,7 @@ struct ServeLog: Sendable {
         switch format {
         case .text:
             let head = [status.map(String.init), outcome].compactMap { $0 }.joined(separator: " ")
-            printError("serve: \(request.method) \(Self.escapedControls(request.path)) → \(head): \(Self.escapedControls(detail))")
+            printError("serve: \(request.method) \(TerminalEscaping.escaped(request.path)) → \(head): \(TerminalEscaping.escaped(detail))")
         case .json:
             var json = start(level: "info")
             json.string("method", request.method)
@@ -66,24 +67,5 @@ struct ServeLog: Sendable {
         json.string("time", Date().formatted(style))
         json.string("level", level)
         return json
-    }
-
-    /// `text` with every control character (C0, DEL, C1, line and paragraph separators) written
-    /// `\u{XX}`.
-    static func escapedControls(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                result += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 }
