@@ -6,7 +6,8 @@ enum NotificationColumns {
         "notification_uuid", "notification_type", "subtype", "signed_date", "received_date", "bundle_id", "environment",
         "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "purchase_date", "expires_date",
         "revocation_date", "transaction_signed_date", "auto_renew_status", "is_in_billing_retry_period",
-        "grace_period_expires_date", "renewal_signed_date", "signed_payload",
+        "grace_period_expires_date", "renewal_signed_date", "signed_payload", "app_account_token", "product_type",
+        "in_app_ownership_type",
     ]
 
     /// `a, b, c, …`.
@@ -30,7 +31,8 @@ enum NotificationColumns {
             .text(row.transactionId), .text(row.originalTransactionId), .text(row.productId), .integer(row.purchaseDate),
             .integer(row.expiresDate), .integer(row.revocationDate), .integer(row.transactionSignedDate),
             .integer(row.autoRenewStatus), .boolean(row.isInBillingRetryPeriod), .integer(row.gracePeriodExpiresDate),
-            .integer(row.renewalSignedDate), .text(row.signedPayload),
+            .integer(row.renewalSignedDate), .text(row.signedPayload), .text(row.appAccountToken), .text(row.productType),
+            .text(row.inAppOwnershipType),
         ]
     }
 
@@ -61,6 +63,15 @@ enum NotificationColumns {
         if let since = query.signedSince { add({ "\(orderKey) >= \($0)" }, .integer(since)) }
         if let uuid = query.notificationUUID { add({ "notification_uuid = \($0)" }, .text(uuid)) }
         if let transaction = query.transactionId { add({ "transaction_id = \($0)" }, .text(transaction)) }
+        if let token = query.appAccountToken {
+            // Every row of each original transaction a row of which carries the token (renewal
+            // info alone may not): both lookups use an index.
+            add(
+                {
+                    "original_transaction_id IN (SELECT original_transaction_id FROM notifications WHERE app_account_token = \($0)"
+                        + " AND original_transaction_id IS NOT NULL)"
+                }, .text(StoredNotification.accountToken(token)))
+        }
         var sql = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         sql += " ORDER BY \(orderKey), \(uuidOrder)"
         if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
@@ -75,6 +86,7 @@ enum NotificationColumns {
             bundleId: text(5), environment: text(6), appAppleId: integer(7), transactionId: text(8), originalTransactionId: text(9),
             productId: text(10), purchaseDate: integer(11), expiresDate: integer(12), revocationDate: integer(13),
             transactionSignedDate: integer(14), autoRenewStatus: integer(15), isInBillingRetryPeriod: boolean(16),
-            gracePeriodExpiresDate: integer(17), renewalSignedDate: integer(18), signedPayload: payload)
+            gracePeriodExpiresDate: integer(17), renewalSignedDate: integer(18), appAccountToken: text(20), productType: text(21),
+            inAppOwnershipType: text(22), signedPayload: payload)
     }
 }

@@ -72,11 +72,15 @@ public struct NotificationQuery: Sendable, Hashable {
     /// Only rows whose signed transaction has this `transactionId` (not indexed: for lookups
     /// such as finding the original transaction of a transaction id, not for hot paths).
     public var transactionId: String?
+    /// Only rows of the original transactions of which some row carries this `appAccountToken`
+    /// (compared as ``StoredNotification/accountToken(_:)`` writes it), so that a subscription's
+    /// notifications without a transaction come with it. Indexed, as `originalTransactionId` is.
+    public var appAccountToken: String?
 
     /// Creates a query.
     public init(
         notificationType: String? = nil, originalTransactionId: String? = nil, signedSince: Int64? = nil, notificationUUID: String? = nil,
-        limit: Int? = nil, transactionId: String? = nil
+        limit: Int? = nil, transactionId: String? = nil, appAccountToken: String? = nil
     ) {
         self.notificationType = notificationType
         self.originalTransactionId = originalTransactionId
@@ -84,6 +88,7 @@ public struct NotificationQuery: Sendable, Hashable {
         self.notificationUUID = notificationUUID
         self.limit = limit
         self.transactionId = transactionId
+        self.appAccountToken = appAccountToken
     }
 
     /// Every row.
@@ -106,6 +111,9 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
         case unsupportedValue
         /// The store was opened read-only, or has been closed.
         case readOnly
+        /// A configuration given to the store's queries is invalid (an ``EntitlementMap`` without
+        /// entitlements, a repeated name, an entitlement without products).
+        case invalidConfiguration
     }
 
     /// The kind of failure.

@@ -50,13 +50,15 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     private var commitCount = 0
     private var storedCount = 0
 
-    /// The schema version this code writes and reads.
-    static let schemaVersion = 1
+    /// The schema version this code writes and reads; a store of version 1 is migrated when
+    /// opened for writing (``NotificationSchemaMigration``).
+    static let schemaVersion = 2
 
     /// The key of the advisory lock that serialises schema creation (any fixed number; "RMStore" in
     /// ASCII).
     static let schemaLockKey: Int64 = 0x524D_5374_6F72_65
 
+    /// Schema version 1; ``NotificationSchemaMigration`` then brings it to ``schemaVersion``.
     static let createSchema = """
         CREATE TABLE IF NOT EXISTS notifications (
             id BIGSERIAL PRIMARY KEY,
@@ -86,7 +88,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         CREATE TABLE IF NOT EXISTS notification_store_health (id INTEGER PRIMARY KEY, checked_at BIGINT NOT NULL);
         CREATE TABLE IF NOT EXISTS notification_store_schema (version INTEGER NOT NULL);
         INSERT INTO notification_store_schema (version)
-            SELECT \(schemaVersion) WHERE NOT EXISTS (SELECT 1 FROM notification_store_schema);
+            SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM notification_store_schema);
         """
 
     static let insert =
@@ -172,15 +174,33 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
                 }
             }
         }
-        let version = try pool.withConnection(deadline: deadline, connect: connect) {
-            (connection) throws(NotificationStoreError) -> String? in
-            let exists = try connection.execute("SELECT to_regclass('notification_store_schema') IS NOT NULL", deadline: deadline).scalar
-            guard exists == "t" else { return nil }
-            return try connection.execute("SELECT max(version) FROM notification_store_schema", deadline: deadline).scalar
+        func readVersion() throws(NotificationStoreError) -> String? {
+            try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) -> String? in
+                let exists = try connection.execute("SELECT to_regclass('notification_store_schema') IS NOT NULL", deadline: deadline)
+                    .scalar
+                guard exists == "t" else { return nil }
+                return try connection.execute("SELECT max(version) FROM notification_store_schema", deadline: deadline).scalar
+            }
+        }
+        var version = try readVersion()
+        if version == "1", options.create, !options.readOnly {
+            try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
+                do throws(NotificationStoreError) {
+                    try connection.execute("BEGIN", deadline: deadline)
+                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
+                    try connection.execute(NotificationSchemaMigration.postgres, deadline: deadline)
+                    try connection.execute("COMMIT", deadline: deadline)
+                } catch {
+                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
+                    throw error
+                }
+            }
+            version = try readVersion()
         }
         guard let version else { throw NotificationStoreError(.schema, "\(location) holds no notification store") }
         guard version == String(Self.schemaVersion) else {
-            throw NotificationStoreError(.schema, "\(location) has schema version \(version), not \(Self.schemaVersion)")
+            throw NotificationStoreError(
+                .schema, NotificationSchemaMigration.refusal(location: location, version: Int(version) ?? 0, expected: Self.schemaVersion))
         }
     }
 
@@ -294,6 +314,22 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
 
     /// Closes the pooled connections; later calls fail.
     public func close() { pool.close() }
+
+    /// The plan PostgreSQL chooses for ``notifications(_:)`` with `query` (`EXPLAIN` of the same
+    /// statement and parameters, not run), one line per plan node: how an operator checks that a
+    /// customer's lookup (``NotificationQuery/appAccountToken``, ``NotificationQuery/originalTransactionId``)
+    /// uses the indexes.
+    /// - Throws: ``NotificationStoreError`` when the query fails.
+    public func queryPlan(_ query: NotificationQuery) throws(NotificationStoreError) -> String {
+        let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid COLLATE \"C\"") { "$\($0)" }
+        try NotificationColumns.check(parameters, isRow: false)
+        let sql = "EXPLAIN SELECT \(NotificationColumns.list) FROM notifications" + filter
+        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+            try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
+        }
+        return result.rows.compactMap { $0.first ?? nil }.joined(separator: "\n")
+    }
 
     /// The server's count of WAL syncs to disk (`pg_stat_wal.wal_sync`, PostgreSQL 14 and later),
     /// cumulative since its statistics were last reset: the fsyncs its commits cost.

@@ -62,8 +62,9 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
     private var commitCount = 0
     private var storedCount = 0
 
-    /// The schema version this code writes and reads (`PRAGMA user_version`).
-    static let schemaVersion = 1
+    /// The schema version this code writes and reads (`PRAGMA user_version`); a store of version 1
+    /// is migrated when opened for writing (``NotificationSchemaMigration``).
+    static let schemaVersion = 2
 
     static let createSchema = """
         CREATE TABLE IF NOT EXISTS notifications (
@@ -383,10 +384,13 @@ private final class OpenFiles {
                     guard version != 0 || tables == 0 else {
                         throw NotificationStoreError(.schema, "\(path) holds another program's database, not a notification store")
                     }
-                    if version == SQLiteNotificationStore.schemaVersion || version == 0 {
+                    if version <= SQLiteNotificationStore.schemaVersion {
                         try writer.execute(SQLiteNotificationStore.createSchema)
+                        try NotificationSchemaMigration.migrateSQLite(writer)
                     }
-                    if version == 0 { try writer.execute("PRAGMA user_version=\(SQLiteNotificationStore.schemaVersion)") }
+                    if version < SQLiteNotificationStore.schemaVersion {
+                        try writer.execute("PRAGMA user_version=\(SQLiteNotificationStore.schemaVersion)")
+                    }
                     try writer.execute("COMMIT")
                 } catch {
                     try? writer.execute("ROLLBACK")
@@ -431,7 +435,8 @@ private final class OpenFiles {
                 .schema,
                 version == 0
                     ? "\(path) holds no notification store"
-                    : "\(path) has schema version \(version), not \(SQLiteNotificationStore.schemaVersion)")
+                    : NotificationSchemaMigration.refusal(location: path, version: version, expected: SQLiteNotificationStore.schemaVersion)
+            )
         }
         let table = try connection.scalarText("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'notifications'")
         guard table == "notifications" else { throw NotificationStoreError(.schema, "\(path) holds no notification store") }

@@ -49,6 +49,14 @@ public struct StoredNotification: Sendable, Hashable {
     public var renewalSignedDate: Int64?
     /// The `signedPayload` exactly as it arrived (the outer JWS, nested tokens inside).
     public var signedPayload: String
+    /// The signed transaction's `appAccountToken` (or the renewal info's, without one in the
+    /// transaction): the app's id of the customer, written lower-cased when it is a UUID (as Apple
+    /// writes it), as written otherwise.
+    public var appAccountToken: String?
+    /// The signed transaction's `type` (`Auto-Renewable Subscription`, `Consumable`, …).
+    public var productType: String?
+    /// The signed transaction's `inAppOwnershipType` (`PURCHASED`, `FAMILY_SHARED`).
+    public var inAppOwnershipType: String?
 
     /// Creates a row.
     public init(
@@ -57,7 +65,7 @@ public struct StoredNotification: Sendable, Hashable {
         originalTransactionId: String? = nil, productId: String? = nil, purchaseDate: Int64? = nil, expiresDate: Int64? = nil,
         revocationDate: Int64? = nil, transactionSignedDate: Int64? = nil, autoRenewStatus: Int64? = nil,
         isInBillingRetryPeriod: Bool? = nil, gracePeriodExpiresDate: Int64? = nil, renewalSignedDate: Int64? = nil,
-        signedPayload: String
+        appAccountToken: String? = nil, productType: String? = nil, inAppOwnershipType: String? = nil, signedPayload: String
     ) {
         self.notificationUUID = notificationUUID
         self.notificationType = notificationType
@@ -79,6 +87,9 @@ public struct StoredNotification: Sendable, Hashable {
         self.gracePeriodExpiresDate = gracePeriodExpiresDate
         self.renewalSignedDate = renewalSignedDate
         self.signedPayload = signedPayload
+        self.appAccountToken = appAccountToken
+        self.productType = productType
+        self.inAppOwnershipType = inAppOwnershipType
     }
 
     /// The row for a verified notification: the payload and its nested transaction and renewal
@@ -116,7 +127,18 @@ public struct StoredNotification: Sendable, Hashable {
             transactionSignedDate: Self.milliseconds(transaction?.signedDate), autoRenewStatus: renewal?.autoRenewStatus?.rawValue,
             isInBillingRetryPeriod: renewal?.isInBillingRetryPeriod,
             gracePeriodExpiresDate: Self.milliseconds(renewal?.gracePeriodExpiresDate),
-            renewalSignedDate: Self.milliseconds(renewal?.signedDate), signedPayload: signedPayload)
+            renewalSignedDate: Self.milliseconds(renewal?.signedDate),
+            appAccountToken: Self.accountToken(transaction?.appAccountToken ?? renewal?.appAccountToken),
+            productType: transaction?.type?.rawValue, inAppOwnershipType: transaction?.inAppOwnershipType?.rawValue,
+            signedPayload: signedPayload)
+    }
+
+    /// An `appAccountToken` as stored and queried: lower-cased when it is a UUID (Apple writes it
+    /// so; a token given in capitals finds the same rows), unchanged otherwise.
+    public static func accountToken(_ token: String?) -> String? {
+        guard let token else { return nil }
+        guard let uuid = UUID(uuidString: token) else { return token }
+        return uuid.uuidString.lowercased()
     }
 
     /// Whole milliseconds of a JWS date: the exact integer, or the value rounded (within

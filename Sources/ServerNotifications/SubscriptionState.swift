@@ -60,6 +60,10 @@ public struct SubscriptionState: Sendable, Hashable {
     public var latestSubtype: String?
     /// The notifications that counted.
     public var notificationCount: Int
+    /// The latest transaction's `type` (`Auto-Renewable Subscription`, `Consumable`, …).
+    public var productType: String?
+    /// The latest transaction's `inAppOwnershipType` (`PURCHASED`, `FAMILY_SHARED`).
+    public var inAppOwnershipType: String?
 
     /// Derives the state at `date` from `notifications` (those of other original transactions are
     /// ignored). `nil` when none counts.
@@ -102,6 +106,8 @@ public struct SubscriptionState: Sendable, Hashable {
         latestNotificationType = newest?.notificationType
         latestSubtype = newest?.subtype
         notificationCount = rows.count
+        productType = transaction?.productType
+        inAppOwnershipType = transaction?.inAppOwnershipType
     }
 }
 

@@ -36,12 +36,15 @@ public struct TransactionContents: Sendable, Hashable {
     public var revocationReason: RevocationReason?
     /// `signedDate`: when the App Store signed this JWS.
     public var signedDate: Date
+    /// `inAppOwnershipType`: bought by the customer, or shared by a family member.
+    public var inAppOwnershipType: InAppOwnershipType
 
     /// Creates contents.
     public init(
         bundleIdentifier: String, purchase: ReceiptInAppPurchase, subscriptionGroupIdentifier: String? = nil,
         appAccountToken: UUID? = nil, transactionReason: TransactionReason = .purchase, price: Decimal? = nil,
-        currency: String? = nil, revocationReason: RevocationReason? = nil, signedDate: Date
+        currency: String? = nil, revocationReason: RevocationReason? = nil, signedDate: Date,
+        inAppOwnershipType: InAppOwnershipType = .purchased
     ) {
         self.bundleIdentifier = bundleIdentifier
         self.purchase = purchase
@@ -52,6 +55,7 @@ public struct TransactionContents: Sendable, Hashable {
         self.currency = currency
         self.revocationReason = revocationReason
         self.signedDate = signedDate
+        self.inAppOwnershipType = inAppOwnershipType
     }
 }
 
@@ -187,7 +191,7 @@ public struct JWSIssuer: JWSIssuing {
         json.number("quantity", String(purchase.quantity))
         json.string("type", Self.productType(purchase.productType).rawValue)
         if let token = contents.appAccountToken { json.string("appAccountToken", token.uuidString.lowercased()) }
-        json.string("inAppOwnershipType", InAppOwnershipType.purchased.rawValue)
+        json.string("inAppOwnershipType", contents.inAppOwnershipType.rawValue)
         json.number("signedDate", try Self.milliseconds(contents.signedDate, "signedDate"))
         if let revoked = purchase.cancellationDate {
             json.number("revocationReason", String((contents.revocationReason ?? .other).rawValue))

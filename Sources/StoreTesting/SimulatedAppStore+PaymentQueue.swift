@@ -94,11 +94,13 @@ extension SimulatedAppStore {
                 expirationDate: expiry,
                 period: period,
                 autoRenews: true,
-                applicationUsername: payment.applicationUsername
+                applicationUsername: payment.applicationUsername,
+                ownershipType: purchasesAreFamilyShared ? .familyShared : .purchased
             )
         }
         transaction.downloads = makeDownloads(for: simulated, transactionIdentifier: identifier)
-        let record = makeRecord(entry, applicationUsername: payment.applicationUsername, reason: .purchase)
+        var record = makeRecord(entry, applicationUsername: payment.applicationUsername, reason: .purchase)
+        record.ownershipType = purchasesAreFamilyShared ? .familyShared : .purchased
         transaction.jwsRepresentation = signedTransaction(for: record)
         purchases.append(record)
         unfinishedTransactions.append(transaction)

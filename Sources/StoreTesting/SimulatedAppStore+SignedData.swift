@@ -26,7 +26,8 @@ extension SimulatedAppStore {
             bundleIdentifier: bundleIdentifier, purchase: record.receiptEntry,
             subscriptionGroupIdentifier: record.subscriptionGroupIdentifier,
             appAccountToken: record.applicationUsername.flatMap { UUID(uuidString: $0) }, transactionReason: record.transactionReason,
-            price: record.price, currency: record.currency, revocationReason: record.revocationReason, signedDate: clock.now)
+            price: record.price, currency: record.currency, revocationReason: record.revocationReason, signedDate: clock.now,
+            inAppOwnershipType: record.ownershipType)
     }
 
     /// The signed transaction of a record for a reported transaction; a failure is kept in

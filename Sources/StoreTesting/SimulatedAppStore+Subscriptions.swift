@@ -31,6 +31,35 @@ extension SimulatedAppStore {
         }
     }
 
+    /// Upgrades (or crossgrades) a subscription to another product of its subscription group, at
+    /// once as the App Store applies an upgrade: a new transaction of `productIdentifier` continues
+    /// the chain (same original transaction id, purchase date now, the new product's period,
+    /// `transactionReason` `PURCHASE`), renewals are of the new product from then on, and the
+    /// change is told as `DID_CHANGE_RENEWAL_PREF` (`UPGRADE`). Returns the new transaction's
+    /// identifier; `nil`, and nothing happens, when the subscription is unknown, has expired or
+    /// was revoked, or the product is not another auto-renewable subscription of its group.
+    @discardableResult
+    public func upgradeSubscription(originalTransactionIdentifier original: String, toProduct productIdentifier: String) -> String? {
+        let now = clock.now
+        guard var state = subscriptions[original], state.expirationDate > now, !state.inBillingRetry,
+            productIdentifier != state.productIdentifier, let target = catalog.product(productIdentifier),
+            let period = target.product.subscriptionPeriod, let next = period.advance(now),
+            let group = target.effectiveSubscriptionGroupIdentifier,
+            catalog.product(state.productIdentifier)?.effectiveSubscriptionGroupIdentifier == group,
+            !purchases.contains(where: {
+                $0.receiptEntry.originalTransactionIdentifier == original && $0.receiptEntry.cancellationDate != nil
+            })
+        else { return nil }
+        state.productIdentifier = productIdentifier
+        state.period = period
+        let transaction = renew(&state, purchaseDate: now, expirationDate: next, reason: .purchase)
+        subscriptions[original] = state
+        issueReceiptAfterPurchase()
+        schedule { [weak self] in self?.deliver(transactions: [transaction]) }
+        notify(.didChangeRenewalPref, .upgrade, original: original, transaction: transaction.identifier)
+        return transaction.identifier
+    }
+
     /// Makes renewals of a product fail (a card that no longer pays) or succeed again. At its
     /// renewal date a failing subscription enters billing retry (`DID_FAIL_TO_RENEW`, subtype
     /// `GRACE_PERIOD` when `gracePeriod` is positive) and, with a grace period, stays entitled
@@ -183,7 +212,9 @@ extension SimulatedAppStore {
 
     /// Appends a renewal of `state`'s subscription (a purchased transaction with the chain's
     /// original id and a new web order line item id) and moves its expiration date.
-    func renew(_ state: inout SubscriptionState, purchaseDate: Date, expirationDate next: Date) -> PaymentTransaction {
+    func renew(
+        _ state: inout SubscriptionState, purchaseDate: Date, expirationDate next: Date, reason: TransactionReason = .renewal
+    ) -> PaymentTransaction {
         let identifier = nextTransactionIdentifier()
         let webOrder = nextWebOrderLineItemID()
         let payment = Payment(productIdentifier: state.productIdentifier, applicationUsername: state.applicationUsername)
@@ -206,8 +237,9 @@ extension SimulatedAppStore {
             webOrderLineItemID: webOrder,
             productType: .autoRenewableSubscription
         )
-        var record = makeRecord(entry, applicationUsername: state.applicationUsername, reason: .renewal)
+        var record = makeRecord(entry, applicationUsername: state.applicationUsername, reason: reason)
         if let price = state.increasedPrice { record.price = price }
+        record.ownershipType = state.ownershipType
         transaction.jwsRepresentation = signedTransaction(for: record)
         purchases.append(record)
         unfinishedTransactions.append(transaction)

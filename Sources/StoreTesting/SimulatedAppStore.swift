@@ -120,6 +120,11 @@ public final class SimulatedAppStore: PaymentQueue, ProductsRequesting, ReceiptR
     /// When set, every transaction update is delivered twice in the same call (a StoreKit glitch
     /// that, for restored transactions, stalled RMStore's restore counter, PR #150).
     public var deliversTransactionUpdatesTwice = false
+    /// Whether purchases made from now on reach this customer through Family Sharing (a family
+    /// member bought them): their signed transactions, and those of their renewals, say
+    /// `inAppOwnershipType` `FAMILY_SHARED`. ``revokeFamilySharing(transactionIdentifier:)`` ends
+    /// the sharing.
+    public var purchasesAreFamilyShared = false
 
     /// Payments added, in order.
     public internal(set) var addedPayments: [Payment] = []

@@ -66,6 +66,8 @@ struct PurchaseRecord {
     var currency: String?
     var subscriptionGroupIdentifier: String?
     var revocationReason: RevocationReason?
+    /// Bought by this customer, or shared with them through Family Sharing.
+    var ownershipType: InAppOwnershipType = .purchased
 
     init(receiptEntry: ReceiptInAppPurchase, applicationUsername: String?) {
         self.receiptEntry = receiptEntry
@@ -74,11 +76,12 @@ struct PurchaseRecord {
 }
 
 struct SubscriptionState {
-    let productIdentifier: String
+    /// The product of the current period (an upgrade changes it).
+    var productIdentifier: String
     let originalTransactionIdentifier: String
     let originalPurchaseDate: Date
     var expirationDate: Date
-    let period: SubscriptionPeriod
+    var period: SubscriptionPeriod
     var autoRenews: Bool
     let applicationUsername: String?
     /// Renewal failed and the App Store is retrying to bill.
@@ -95,6 +98,8 @@ struct SubscriptionState {
     var increasedPrice: Decimal?
     /// Whether the customer has consented to (or was notified of) that increase.
     var priceIncreaseStatus: PriceIncreaseStatus?
+    /// Bought by this customer, or shared through Family Sharing (its renewals too).
+    var ownershipType: InAppOwnershipType = .purchased
 }
 
 struct DownloadRecord {

@@ -23,13 +23,15 @@ enum NotificationsCommand {
             postgres://USER@HOST:PORT/DB. Both actions only read: a SQLite file is opened
             read-only (its bytes never change; another program's database or an empty file is
             refused as it is), PostgreSQL sessions are read-only. Passwords in the location are
-            never printed.
+            never printed. --config <file> names the store instead of --db (its "store"; --db
+            takes precedence), and --app <bundle-id> keeps only that app's notifications (one of
+            the configuration's apps, when a configuration is given).
 
             list      The notifications, ordered by signed date (not arrival). With --json, one
                       JSON object per line with the keys notificationUUID, notificationType,
                       subtype, signedDate, receivedDate, bundleId, environment, transactionId,
-                      originalTransactionId (and appAppleId, productId, expiresDate,
-                      revocationDate, autoRenewStatus), null where one does not apply; ids are
+                      originalTransactionId (and appAppleId, productId, appAccountToken,
+                      expiresDate, revocationDate, autoRenewStatus), null where one does not apply; ids are
                       the JWS's strings, dates milliseconds since 1970 as Apple writes them.
               --type <type>           Only this notificationType (SUBSCRIBED, DID_RENEW, …); one
                                       Apple does not document, and no stored notification has,
@@ -58,9 +60,14 @@ enum NotificationsCommand {
         guard let action = arguments.first else { throw UsageError("notifications needs list, status or dead-letters") }
         if action == "dead-letters" { return try DeadLettersCommand.run(Array(arguments.dropFirst())) }
         let args = try Arguments(
-            Array(arguments.dropFirst()), valued: ["--db", "--type", "--original-transaction-id", "--since", "--limit", "--at"],
+            Array(arguments.dropFirst()),
+            valued: ["--db", "--config", "--app", "--type", "--original-transaction-id", "--since", "--limit", "--at"],
             flagNames: ["--json", "--payload"])
-        guard let location = args.value("--db") else { throw UsageError("notifications \(action) needs --db <path>|<url>") }
+        let configuration = try args.value("--config").map { try ServiceConfiguration.load($0) }
+        if let configuration, let app = args.value("--app") { _ = try configuration.app(app) }
+        guard let location = args.value("--db") ?? configuration?.store else {
+            throw UsageError("notifications \(action) needs --db <path>|<url>, or --config with a store")
+        }
         switch action {
         case "list":
             guard args.positional.isEmpty else { throw UsageError("list takes no arguments, found \(args.positional[0])") }
@@ -97,16 +104,24 @@ enum NotificationsCommand {
         var query = NotificationQuery(
             notificationType: args.value("--type"), originalTransactionId: args.value("--original-transaction-id"))
         if let text = args.value("--since") { query.signedSince = StoredNotification.milliseconds(try date(text, option: "--since")) }
+        var limit: Int?
         if let text = args.value("--limit") {
-            guard let limit = Int(text), limit >= 0 else { throw UsageError("--limit must be a number, found \(text)") }
-            query.limit = limit
+            guard let value = Int(text), value >= 0 else { throw UsageError("--limit must be a number, found \(text)") }
+            limit = value
         }
+        let app = args.value("--app")
+        // With --app the limit applies to that app's rows.
+        if app == nil { query.limit = limit }
         let store = try open(location)
-        let rows: [StoredNotification]
+        var rows: [StoredNotification]
         do throws(NotificationStoreError) {
             rows = try store.notifications(query)
         } catch {
             throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
+        }
+        if let app {
+            rows.removeAll { $0.bundleId != app }
+            if let limit { rows = Array(rows.prefix(limit)) }
         }
         // A type Apple does not document, and that no stored notification has, is a mistake,
         // not an empty answer (a type Apple adds later is listed once a notification has it).
@@ -149,6 +164,7 @@ enum NotificationsCommand {
         string(&json, "transactionId", row.transactionId)
         string(&json, "originalTransactionId", row.originalTransactionId)
         string(&json, "productId", row.productId)
+        string(&json, "appAccountToken", row.appAccountToken)
         integer(&json, "expiresDate", row.expiresDate)
         integer(&json, "revocationDate", row.revocationDate)
         integer(&json, "autoRenewStatus", row.autoRenewStatus)
@@ -162,7 +178,12 @@ enum NotificationsCommand {
         let store = try open(location)
         let state: SubscriptionState?
         do throws(NotificationStoreError) {
-            state = try store.subscriptionState(originalTransactionId: original, at: at)
+            if let app = args.value("--app") {
+                let rows = try store.notifications(NotificationQuery(originalTransactionId: original)).filter { $0.bundleId == app }
+                state = SubscriptionState(originalTransactionId: original, notifications: rows, at: at)
+            } else {
+                state = try store.subscriptionState(originalTransactionId: original, at: at)
+            }
         } catch {
             throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
         }

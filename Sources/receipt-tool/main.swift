@@ -17,6 +17,7 @@ enum Tool {
         SimulateCommand.subcommand,
         OfferSignatureCommand.subcommand,
         NotificationsCommand.subcommand,
+        EntitlementsCommand.subcommand,
     ]
 }
 

@@ -52,10 +52,13 @@ final class SimulatedApp {
     let store: SimulatedAppStore
     let sender: AppStoreNotificationSender
 
-    init(transport: any NotificationTransport, url: URL = URL(fileURLWithPath: "/"), retrySchedule: [TimeInterval]? = nil) throws {
+    init(
+        transport: any NotificationTransport, url: URL = URL(fileURLWithPath: "/"), retrySchedule: [TimeInterval]? = nil,
+        catalog products: StoreCatalog = catalog()
+    ) throws {
         let pki = try PKIs.jws.get()
         store = SimulatedAppStore(
-            catalog: catalog(), bundleIdentifier: IDs.bundle, jwsIssuer: JWSIssuer(pki: pki, environment: .production), clock: clock,
+            catalog: products, bundleIdentifier: IDs.bundle, jwsIssuer: JWSIssuer(pki: pki, environment: .production), clock: clock,
             deliversAutomatically: false)
         sender = AppStoreNotificationSender(
             url: url, signer: pki.jwsSigner(), bundleIdentifier: IDs.bundle, appAppleId: IDs.appAppleId, bundleVersion: "1.0",
