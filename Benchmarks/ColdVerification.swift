@@ -12,11 +12,11 @@ import Receipts
 /// CYardsticks.h), so load on the shared machine falls on both alike.
 ///
 /// Process-wide state, and how these cases bypass it: ``ChainCache/shared`` is bypassed (each
-/// operation makes its own ``ChainCache``); no ``JWSHeaderCache`` is used; the bundled anchors
-/// are not used (the anchors are parsed from bytes per operation); the trust-store registry of
-/// ReceiptCrypto (shared trust stores per anchor set) is emptied before each operation with
-/// ``TrustStore/removeSharedStores()``. What is kept, as the floors keep it: the digest and
-/// signature algorithms ReceiptCrypto fetches once per process, and OpenSSL's own internal caches.
+/// operation makes its own ``ChainCache``); no ``JWSHeaderCache`` is used; the bundled anchors are
+/// not used (the anchors are parsed from their bytes per operation, so no parsed certificate
+/// survives an operation); ReceiptCrypto builds each ``TrustStore``'s `X509_STORE` per validation,
+/// so no store survives either. What is kept, as the floors keep it: the digests ReceiptCrypto
+/// fetches once per process, and OpenSSL's own internal caches (its method store).
 enum ColdVerificationBench {
     /// The DER certificates of a validated chain, leaf first and anchor last, read by one warm
     /// verification beforehand (the floors are handed the path; they do not search for it).

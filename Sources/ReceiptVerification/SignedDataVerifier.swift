@@ -305,6 +305,9 @@ final class ChainMachinery: Sendable {
         cache?.recordValidation()
         var others: [Certificate] = []
         for (index, der) in signed.intermediates.enumerated() {
+            // A copy of an anchor (receipts embed their root) could only stand for the anchor it
+            // already is in the trust store: it is not parsed again.
+            if anchors.certificates.contains(where: { bytesEqual($0.derEncoded[...], der) }) { continue }
             do throws(CryptoError) {
                 others.append(try Certificate(derEncoded: Array(der)))
             } catch {

@@ -227,12 +227,30 @@ public enum BundledAnchors {
         get throws(TrustAnchorError) { try certificate(.appleWWDRCA2013) }
     }
 
-    /// The bundled certificate `anchor`, loaded once and checked against its fingerprint.
+    /// The bundled certificate `anchor`, loaded when first asked for (each file on its own: a
+    /// process that needs the three Apple roots parses no other bundled certificate) and checked
+    /// against its fingerprint; the result, certificate or error, is kept for the life of the process.
     public static func certificate(_ anchor: BundledAnchor) throws(TrustAnchorError) -> Certificate {
-        guard let result = loaded[anchor] else {
-            throw TrustAnchorError(code: .missing, source: anchor.fileName, reason: "not a bundled anchor")
+        if let result = loaded.withLock({ $0[anchor] }) { return try result.get() }
+        let result: Result<Certificate, TrustAnchorError>
+        if let directory = locatedDirectory {
+            do throws(TrustAnchorError) {
+                result = .success(try certificate(anchor, in: directory))
+            } catch {
+                result = .failure(error)
+            }
+        } else {
+            result = .failure(
+                TrustAnchorError(
+                    code: .missing, source: anchor.fileName,
+                    reason: "the resource bundle \(bundleName) was not found next to the executable"))
         }
-        return try result.get()
+        // Two threads may load the same file at once; the first result stored is the one kept.
+        return try loaded.withLock { loaded in
+            if let earlier = loaded[anchor] { return earlier }
+            loaded[anchor] = result
+            return result
+        }.get()
     }
 
     /// Loads `anchor` from `directory` (a folder holding the files under their ``BundledAnchor/fileName``),
@@ -279,22 +297,6 @@ public enum BundledAnchors {
         return nil
     }()
 
-    private static let loaded: [BundledAnchor: Result<Certificate, TrustAnchorError>] = {
-        var results: [BundledAnchor: Result<Certificate, TrustAnchorError>] = [:]
-        for anchor in BundledAnchor.allCases {
-            guard let directory = locatedDirectory else {
-                results[anchor] = .failure(
-                    TrustAnchorError(
-                        code: .missing, source: anchor.fileName,
-                        reason: "the resource bundle \(bundleName) was not found next to the executable"))
-                continue
-            }
-            do throws(TrustAnchorError) {
-                results[anchor] = .success(try certificate(anchor, in: directory))
-            } catch {
-                results[anchor] = .failure(error)
-            }
-        }
-        return results
-    }()
+    /// The bundled certificates loaded so far, by ``certificate(_:)``.
+    private static let loaded = Locked<[BundledAnchor: Result<Certificate, TrustAnchorError>]>([:])
 }
