@@ -71,11 +71,22 @@ public struct TrustAnchors: Sendable, Hashable {
     /// to key cached chains.
     let identity: [UInt8]
 
+    /// The SHA-256 fingerprint of each anchor, in order (empty for one whose digest OpenSSL could
+    /// not compute), computed once for ``identity`` and for telling Apple's roots apart.
+    let fingerprints: [[UInt8]]
+
     /// Trusts exactly `certificates`. An empty list trusts nothing.
     public init(_ certificates: [Certificate]) {
-        var seen = Set<Certificate>()
-        self.certificates = certificates.filter { seen.insert($0).inserted }
-        identity = TrustAnchors.identity(of: self.certificates)
+        // Duplicates by their bytes, compared in place: sets of anchors are small, and hashing
+        // every certificate's encoding cost more than comparing a few of them.
+        var unique: [Certificate] = []
+        unique.reserveCapacity(certificates.count)
+        for certificate in certificates where !unique.contains(where: { bytesEqual($0.derEncoded[...], certificate.derEncoded[...]) }) {
+            unique.append(certificate)
+        }
+        self.certificates = unique
+        fingerprints = unique.map { (try? $0.sha256Fingerprint) ?? [] }
+        identity = TrustAnchors.identity(of: unique, fingerprints: fingerprints)
     }
 
     /// Reads every certificate in `bytes`: one DER certificate, or PEM text with one or more
@@ -140,16 +151,12 @@ public struct TrustAnchors: Sendable, Hashable {
         }
     }
 
-    static func identity(of certificates: [Certificate]) -> [UInt8] {
-        var fingerprints: [[UInt8]] = []
-        for certificate in certificates {
-            guard let fingerprint = try? certificate.sha256Fingerprint else {
-                // No digest available: fall back to the encodings themselves (still exact).
-                return certificates.map(\.derEncoded).sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 }
-            }
-            fingerprints.append(fingerprint)
+    static func identity(of certificates: [Certificate], fingerprints unsorted: [[UInt8]]) -> [UInt8] {
+        guard unsorted.allSatisfy({ !$0.isEmpty }) else {
+            // No digest available: fall back to the encodings themselves (still exact).
+            return certificates.map(\.derEncoded).sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 }
         }
-        fingerprints.sort { $0.lexicographicallyPrecedes($1) }
+        let fingerprints = unsorted.sorted { $0.lexicographicallyPrecedes($1) }
         return (try? Digest.hash(.sha256, fingerprints.flatMap { $0 })) ?? fingerprints.flatMap { $0 }
     }
 }
