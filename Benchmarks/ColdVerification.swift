@@ -78,8 +78,8 @@ enum ColdVerificationBench {
     }
 
     /// `receipt-verify-cold` beside `receipt-chain-floor`.
-    static func measureReceipt(_ bytes: [UInt8], anchorBytes: [UInt8], with harness: Harness, into report: inout Report) throws {
-        let (coldOperation, floorOperation) = try receiptOperations(bytes, anchorBytes: [anchorBytes])
+    static func measureReceipt(_ bytes: [UInt8], anchorBytes: [[UInt8]], with harness: Harness, into report: inout Report) throws {
+        let (coldOperation, floorOperation) = try receiptOperations(bytes, anchorBytes: anchorBytes)
         let cold = Measurement(name: "receipt-verify-cold", bytes: bytes.count, expected: 1) { coldOperation() }
         let floorMeasurement = Measurement(name: "receipt-chain-floor", bytes: bytes.count, expected: 1) { floorOperation() }
         let (a, b, ratio) = try harness.measurePair(cold, floorMeasurement)

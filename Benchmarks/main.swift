@@ -139,9 +139,11 @@ struct Options {
                     --targets     issue 16's four rows with their yardsticks: parse vs the C TLV walker,
                                   JSON vs parse, warm verify vs the RSA floor, peak memory of 10,000
                     --jws         only the JWS measurements (jws-decode, es256-verify, jws-verify-warm)
-                    --file PATH   benchmark one receipt (--anchor adds verification against CERT),
-                                  or one JWS or notification body: jws-verify-warm and es256-verify
-                                  against the bundled Apple roots (or --anchor CERT)
+                    --file PATH   benchmark one receipt (--anchor adds verification against CERT,
+                                  and receipt-verify-cold beside receipt-chain-floor), or one JWS or
+                                  notification body: jws-verify-warm and es256-verify, then
+                                  jws-verify-cold beside jws-chain-floor, against the bundled Apple
+                                  roots (or --anchor CERT)
 
                     For callgrind (each exits after the loop and prints a checksum):
                     --repeat-parse FILE N          parse FILE N times
@@ -268,7 +270,8 @@ if let (path, count) = options.repeatES256 {
 
 if let (path, count) = options.repeatCold ?? options.repeatFloorChain {
     let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
-    let anchorBytes = try options.anchor.map { [[UInt8](FileManager.default.contents(atPath: $0) ?? Data())] }
+    let anchorBytes =
+        try options.anchor.map { [[UInt8](FileManager.default.contents(atPath: $0) ?? Data())] }
         ?? TrustAnchors.appleRoots.certificates.map(\.derEncoded)
     let operation = try ColdVerificationBench.operation(bytes, anchorBytes: anchorBytes, floor: options.repeatFloorChain != nil)
     var valid = 0
