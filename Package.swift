@@ -74,7 +74,7 @@ let package = Package(
         // No server: apps that call Apple, and the store verifiers, link no socket server.
         // Not a product: the one bounded URLSession exchange (own deadline, body limited while it
         // arrives, no redirects) of the package's HTTP clients.
-        .target(name: "HTTPClient", dependencies: ["Internals"], swiftSettings: swiftSettings),
+        .target(name: "HTTPClient", dependencies: ["COpenSSL", "Internals"], swiftSettings: swiftSettings),
         .target(name: "VerifyReceipt", dependencies: ["HTTPClient", "JSON", "Internals", "Receipts"], swiftSettings: swiftSettings),
         // SQLite 3 and libpq (PostgreSQL's client) as system libraries; ServerNotifications is the one
         // Swift module that imports each.

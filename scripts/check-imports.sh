@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that each target in Package.swift declares exactly the package targets its sources
-# import, that only ReceiptCrypto and CryptoBaselines import COpenSSL and only ServerNotifications
+# import, that only ReceiptCrypto, HTTPClient and CryptoBaselines import COpenSSL and only ServerNotifications
 # CSQLite and CLibPQ, and that no product links CryptoBaselines, CYardsticks or TestSupport. Needs
 # only the Swift toolchain. `--graph` prints the import graph.
 set -euo pipefail

@@ -88,10 +88,19 @@ public final class AppStoreServerAPIClient: Sendable {
         public var tokenLifetime: TimeInterval
         /// A new token is made this many seconds before the current one expires.
         public var tokenRefreshMargin: TimeInterval
-        /// The largest response body accepted (the transfer stops there).
+        /// The largest response body accepted (the transfer stops there). Bodies are asked for,
+        /// and accepted, only in the identity encoding, so the limit counts the bytes the
+        /// response really holds.
         public var maximumResponseSize: Int
         /// The most pages one paging call reads.
         public var maximumPages: Int
+        /// The most response bytes one paging call (every page of a history) reads, all pages
+        /// together (16 MiB by default: some 5,000 transactions); the transfer that would pass it
+        /// stops there and the call fails with ``AppStoreServerAPIError/Code/invalidResponse``.
+        public var maximumTotalResponseSize: Int
+        /// The longest one paging call may take, every page and retry included, in seconds (300
+        /// by default); past it the call fails with ``AppStoreServerAPIError/Code/timedOut``.
+        public var pagingDeadline: TimeInterval
         /// The `User-Agent` header.
         public var userAgent: String
         /// The clock tokens are issued by.
@@ -106,7 +115,8 @@ public final class AppStoreServerAPIClient: Sendable {
             policy: VerificationPolicy = .appStore, appAppleID: Int64? = nil, validationTime: ValidationTime = .signedDate,
             timeout: TimeInterval = 30, retry: RetryPolicy = .default, tokenLifetime: TimeInterval = 300,
             tokenRefreshMargin: TimeInterval = 60,
-            maximumResponseSize: Int = 8 << 20, maximumPages: Int = 10_000, userAgent: String = "rmstore-swift-app-store-server-api/1",
+            maximumResponseSize: Int = 8 << 20, maximumPages: Int = 10_000, maximumTotalResponseSize: Int = 16 << 20,
+            pagingDeadline: TimeInterval = 300, userAgent: String = "rmstore-swift-app-store-server-api/1",
             clock: @escaping @Sendable () -> Date = { Date() }, rateLimits: APIRateLimits? = nil
         ) {
             self.key = key
@@ -122,6 +132,8 @@ public final class AppStoreServerAPIClient: Sendable {
             self.tokenRefreshMargin = tokenRefreshMargin
             self.maximumResponseSize = maximumResponseSize
             self.maximumPages = maximumPages
+            self.maximumTotalResponseSize = maximumTotalResponseSize
+            self.pagingDeadline = pagingDeadline
             self.userAgent = userAgent
             self.clock = clock
             self.rateLimits = rateLimits
@@ -143,8 +155,12 @@ public final class AppStoreServerAPIClient: Sendable {
         guard configuration.timeout > 0, configuration.timeout.isFinite else {
             throw AppStoreServerAPIError(code: .invalidConfiguration, reason: "the timeout must be positive, not \(configuration.timeout)")
         }
-        guard configuration.maximumResponseSize > 0, configuration.maximumPages > 0 else {
+        guard configuration.maximumResponseSize > 0, configuration.maximumPages > 0, configuration.maximumTotalResponseSize > 0 else {
             throw AppStoreServerAPIError(code: .invalidConfiguration, reason: "the response size and page limits must be positive")
+        }
+        guard configuration.pagingDeadline > 0, configuration.pagingDeadline.isFinite else {
+            throw AppStoreServerAPIError(
+                code: .invalidConfiguration, reason: "the paging deadline must be positive, not \(configuration.pagingDeadline)")
         }
         self.configuration = configuration
         let signer = try APITokenSigner(key: configuration.key, bundleID: configuration.bundleID, lifetime: configuration.tokenLifetime)
@@ -177,17 +193,18 @@ public final class AppStoreServerAPIClient: Sendable {
     public func transactionHistoryPage(
         transactionID: String, request: TransactionHistoryRequest = TransactionHistoryRequest(), revision: String? = nil
     ) async throws(AppStoreServerAPIError) -> TransactionHistoryPage {
-        try await transactionHistoryPage(transactionID: transactionID, request: request, revision: revision, pageNumber: 1)
+        try await transactionHistoryPage(transactionID: transactionID, request: request, revision: revision, pageNumber: 1, budget: nil)
     }
 
     func transactionHistoryPage(
-        transactionID: String, request: TransactionHistoryRequest, revision: String?, pageNumber: Int
+        transactionID: String, request: TransactionHistoryRequest, revision: String?, pageNumber: Int, budget: PagingBudget?
     ) async throws(AppStoreServerAPIError) -> TransactionHistoryPage {
         var query: [(String, String)] = []
         if let revision { query.append(("revision", revision)) }
         query += request.queryItems()
         var call = try Call(self, .transactionHistory, arguments: [transactionID], query: query)
         call.page = pageNumber
+        call.budget = budget
         let response = try call.object(try await call.send())
         let environment = try response.environment()
         let bundleId = try response.bundleID()
@@ -210,13 +227,15 @@ public final class AppStoreServerAPIClient: Sendable {
         var transactions: [SignedJWS<JWSTransaction>] = []
         var revision = revision
         var pages = 0
+        let budget = PagingBudget(configuration)
+        if let revision { _ = budget.recordToken(revision) }
         while true {
             pages += 1
             let page = try await transactionHistoryPage(
-                transactionID: transactionID, request: request, revision: revision, pageNumber: pages)
+                transactionID: transactionID, request: request, revision: revision, pageNumber: pages, budget: budget)
             transactions += page.transactions
             guard page.hasMore else { return TransactionHistory(transactions: transactions, revision: page.revision, pageCount: pages) }
-            try checkPaging(.transactionHistory, next: page.revision, previous: revision, pages: pages, name: "revision")
+            try checkPaging(.transactionHistory, next: page.revision, budget: budget, pages: pages, name: "revision")
             revision = page.revision
         }
     }
@@ -275,15 +294,18 @@ public final class AppStoreServerAPIClient: Sendable {
     /// Get Refund History, one page: `revision` nil for the first page.
     public func refundHistoryPage(transactionID: String, revision: String? = nil) async throws(AppStoreServerAPIError) -> RefundHistoryPage
     {
-        try await refundHistoryPage(transactionID: transactionID, revision: revision, pageNumber: 1)
+        try await refundHistoryPage(transactionID: transactionID, revision: revision, pageNumber: 1, budget: nil)
     }
 
-    func refundHistoryPage(transactionID: String, revision: String?, pageNumber: Int) async throws(AppStoreServerAPIError)
+    func refundHistoryPage(
+        transactionID: String, revision: String?, pageNumber: Int, budget: PagingBudget?
+    ) async throws(AppStoreServerAPIError)
         -> RefundHistoryPage
     {
         let query = revision.map { [("revision", $0)] } ?? []
         var call = try Call(self, .refundHistory, arguments: [transactionID], query: query)
         call.page = pageNumber
+        call.budget = budget
         let response = try call.object(try await call.send())
         let tokens = try response.strings("signedTransactions")
         let transactions = try verifier.verifyAll(tokens, as: JWSTransaction.self, field: "signedTransactions", call)
@@ -297,12 +319,13 @@ public final class AppStoreServerAPIClient: Sendable {
         var transactions: [SignedJWS<JWSTransaction>] = []
         var revision: String?
         var pages = 0
+        let budget = PagingBudget(configuration)
         while true {
             pages += 1
-            let page = try await refundHistoryPage(transactionID: transactionID, revision: revision, pageNumber: pages)
+            let page = try await refundHistoryPage(transactionID: transactionID, revision: revision, pageNumber: pages, budget: budget)
             transactions += page.transactions
             guard page.hasMore else { return transactions }
-            try checkPaging(.refundHistory, next: page.revision, previous: revision, pages: pages, name: "revision")
+            try checkPaging(.refundHistory, next: page.revision, budget: budget, pages: pages, name: "revision")
             revision = page.revision
         }
     }
@@ -311,15 +334,16 @@ public final class AppStoreServerAPIClient: Sendable {
     public func notificationHistoryPage(
         _ request: NotificationHistoryRequest, paginationToken: String? = nil
     ) async throws(AppStoreServerAPIError) -> NotificationHistoryPage {
-        try await notificationHistoryPage(request, paginationToken: paginationToken, pageNumber: 1)
+        try await notificationHistoryPage(request, paginationToken: paginationToken, pageNumber: 1, budget: nil)
     }
 
     func notificationHistoryPage(
-        _ request: NotificationHistoryRequest, paginationToken: String?, pageNumber: Int
+        _ request: NotificationHistoryRequest, paginationToken: String?, pageNumber: Int, budget: PagingBudget?
     ) async throws(AppStoreServerAPIError) -> NotificationHistoryPage {
         let query = paginationToken.map { [("paginationToken", $0)] } ?? []
         var call = try Call(self, .notificationHistory, arguments: [], query: query, body: request.jsonBody)
         call.page = pageNumber
+        call.budget = budget
         let response = try call.object(try await call.send())
         var items: [NotificationHistoryItem] = []
         for (index, item) in try response.objects("notificationHistory").enumerated() {
@@ -341,9 +365,10 @@ public final class AppStoreServerAPIClient: Sendable {
         var items: [NotificationHistoryItem] = []
         var token: String?
         var pages = 0
+        let budget = PagingBudget(configuration)
         while true {
             pages += 1
-            let page = try await notificationHistoryPage(request, paginationToken: token, pageNumber: pages)
+            let page = try await notificationHistoryPage(request, paginationToken: token, pageNumber: pages, budget: budget)
             items += page.items
             guard page.hasMore else { return items }
             guard let next = page.paginationToken else {
@@ -351,7 +376,7 @@ public final class AppStoreServerAPIClient: Sendable {
                     code: .invalidResponse, endpoint: .notificationHistory, location: "page \(pages)",
                     reason: "hasMore is true but the page has no paginationToken")
             }
-            try checkPaging(.notificationHistory, next: next, previous: token, pages: pages, name: "paginationToken")
+            try checkPaging(.notificationHistory, next: next, budget: budget, pages: pages, name: "paginationToken")
             token = next
         }
     }
@@ -407,14 +432,15 @@ public final class AppStoreServerAPIClient: Sendable {
         return attempts
     }
 
-    /// A paging loop may go on only with a new token and within the page limit.
+    /// A paging loop may go on only with a token no earlier page of the call named, and within
+    /// the page limit.
     func checkPaging(
-        _ endpoint: AppStoreServerEndpoint, next: String, previous: String?, pages: Int, name: String
+        _ endpoint: AppStoreServerEndpoint, next: String, budget: PagingBudget, pages: Int, name: String
     ) throws(AppStoreServerAPIError) {
-        if next == previous {
+        if !budget.recordToken(next) {
             throw AppStoreServerAPIError(
                 code: .invalidResponse, endpoint: endpoint, location: "page \(pages)",
-                reason: "hasMore is true but the \(name) did not change")
+                reason: "hasMore is true but the \(name) repeats one an earlier page gave")
         }
         if pages >= configuration.maximumPages {
             throw AppStoreServerAPIError(

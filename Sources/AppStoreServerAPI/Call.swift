@@ -18,6 +18,8 @@ struct Call: Sendable {
     let body: [UInt8]?
     /// The page number within a paging call, for error locations.
     var page: Int?
+    /// The byte and time budget of the paging call this request belongs to.
+    var budget: PagingBudget?
 
     /// Characters a path segment or query value may carry unescaped (RFC 3986 unreserved).
     static func isUnreserved(_ byte: UInt8) -> Bool {
@@ -106,9 +108,14 @@ struct Call: Sendable {
                 ("Authorization", "Bearer \(token.text)"), ("Accept", "application/json"), ("User-Agent", configuration.userAgent),
             ]
             if body != nil { headers.append(("Content-Type", endpoint.requestContentType)) }
-            let outcome = await client.transport.send(HTTPClientRequest(method: method, url: url, headers: headers, body: body))
+            if let budget, let reason = budget.exhausted() {
+                throw failure(budget.remainingSeconds <= 0 ? .timedOut : .invalidResponse, attempts: attempt - 1, reason)
+            }
+            let request = HTTPClientRequest(method: method, url: url, headers: headers, body: body)
+            let outcome = await client.transport.send(request, limit: budget?.remainingBytes, timeout: budget?.remainingSeconds)
             switch outcome {
             case .timedOut:
+                if let budget, budget.remainingSeconds <= 0 { throw failure(.timedOut, attempts: attempt, budget.deadlineReason) }
                 throw failure(.timedOut, attempts: attempt, "no response within \(configuration.timeout) s")
             case .cancelled:
                 throw failure(.cancelled, attempts: attempt, "the task was cancelled")
@@ -118,12 +125,17 @@ struct Call: Sendable {
                     case .timedOut: .timedOut
                     case .cancelled: .cancelled
                     case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet: .cannotConnect
+                    case .cannotDecodeContentData: .invalidResponse
                     default: .transport
                     }
                 throw failure(kind, attempts: attempt, "\(text) (URLError \(code.rawValue))")
             case .tooLarge(let status, let limit):
+                if let budget, limit < configuration.maximumResponseSize {
+                    throw failure(.invalidResponse, status: status, attempts: attempt, budget.sizeReason)
+                }
                 throw failure(.invalidResponse, status: status, attempts: attempt, "the response body is larger than \(limit) bytes")
             case .response(let status, let responseHeaders, let responseBody):
+                budget?.spend(responseBody.count)
                 if (200..<300).contains(status) { return responseBody }
                 let apiError = Self.errorBody(responseBody)
                 let retryAfter = responseHeaders["retry-after"].flatMap { RetryAfter.seconds($0, now: Date()) }
@@ -132,6 +144,9 @@ struct Call: Sendable {
                 if retryable, attempt < policy.attempts, (retryAfter ?? 0) <= policy.maximumRetryAfter {
                     let wait = retryAfter ?? policy.backoff(after: attempt)
                     let seconds = wait.isFinite ? max(0, min(wait, 86_400)) : 0
+                    if let budget, seconds >= budget.remainingSeconds {
+                        throw failure(.timedOut, status: status, attempts: attempt, budget.deadlineReason)
+                    }
                     do {
                         try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
                     } catch {
@@ -142,7 +157,7 @@ struct Call: Sendable {
                 let code: AppStoreServerAPIError.Code =
                     status == 401 ? .unauthorized : status == 429 ? .rateLimited : apiError != nil ? .apiError : .httpStatus
                 var reason = "HTTP \(status)"
-                if let message = apiError?.message { reason += ": \(message)" }
+                if let message = apiError?.message { reason += ": \(TerminalEscaping.escaped(message))" }
                 if retryable {
                     if let retryAfter, retryAfter > policy.maximumRetryAfter {
                         reason += " (Retry-After \(retryAfter) s is longer than the \(policy.maximumRetryAfter) s allowed)"
@@ -313,7 +328,9 @@ struct ResponseObject {
         guard let text = try string("environment") else { return nil }
         guard let expected = call?.client.configuration.environment.payloadEnvironment else { return Environment(rawValue: text) }
         guard text == expected.rawValue else {
-            throw fail(.invalidResponse, at: "environment", "the response is for \(text), the client expects \(expected.rawValue)")
+            throw fail(
+                .invalidResponse, at: "environment",
+                "the response is for \(TerminalEscaping.escaped(text)), the client expects \(expected.rawValue)")
         }
         return Environment(rawValue: text)
     }
@@ -323,7 +340,8 @@ struct ResponseObject {
         guard let text = try string("bundleId") else { return nil }
         guard let expected = call?.client.configuration.bundleID else { return text }
         guard text == expected else {
-            throw fail(.invalidResponse, at: "bundleId", "the response is for \(text), the client expects \(expected)")
+            throw fail(
+                .invalidResponse, at: "bundleId", "the response is for \(TerminalEscaping.escaped(text)), the client expects \(expected)")
         }
         return text
     }

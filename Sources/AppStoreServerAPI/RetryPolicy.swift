@@ -53,15 +53,32 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 }
 
-/// `Retry-After` (RFC 9110 §10.2.3): delay seconds, or an HTTP date.
+/// `Retry-After` in the three forms a server may send, told apart by their shape and magnitude:
+///
+/// - **Apple's form**, a UNIX time in milliseconds (App Store Server API, "Identifying rate
+///   limits"): a number of at least ``unixMillisecondsThreshold`` (10^11, that is March 1973 as a
+///   time in milliseconds; as a delay in seconds it would be 3,170 years, which no server means).
+///   The wait is that time minus now, never negative.
+/// - **Delay seconds** (RFC 9110 §10.2.3): a smaller number, the wait itself.
+/// - **An HTTP date** (IMF-fixdate): the wait is that date minus now, never negative.
+///
+/// A number of more than 19 digits (past any 64-bit time) is a wait too long for any policy.
+/// Anything else (a sign, a fraction, another date format) is no `Retry-After` at all.
 enum RetryAfter {
+    /// Numbers from here on are UNIX times in milliseconds; below, delay seconds.
+    static let unixMillisecondsThreshold: UInt64 = 100_000_000_000
+    /// What a number too long for any time means: a wait longer than any policy allows, in seconds.
+    static let beyondAnyTime: TimeInterval = 1e12
+
     /// The wait the header asks for, in seconds from `now` (never negative); nil when the value is
-    /// neither form.
+    /// none of the forms.
     static func seconds(_ value: String, now: Date) -> TimeInterval? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            // More than 12 digits is far beyond any policy's limit; the prefix still says "too long".
-            return Double(String(text.prefix(12)))
+            guard text.utf8.count <= 19, let number = UInt64(text) else { return beyondAnyTime }
+            guard number >= unixMillisecondsThreshold else { return Double(number) }
+            let milliseconds = Double(number) - now.timeIntervalSince1970 * 1000
+            return max(0, milliseconds / 1000)
         }
         guard let date = httpDate(text) else { return nil }
         return max(0, date.timeIntervalSince(now))

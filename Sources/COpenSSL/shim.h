@@ -27,6 +27,8 @@
 #include <openssl/asn1.h>
 #include <openssl/objects.h>
 #include <openssl/core_names.h>
+#include <openssl/ocsp.h>
+#include <openssl/ssl.h>
 
 /* ---- STACK_OF(X509) ---------------------------------------------------------------------- */
 
@@ -47,6 +49,16 @@ static inline void rmshim_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
 
 /** Frees the stack and calls X509_free on every entry (for stacks returned by *_get1_*). */
 static inline void rmshim_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free); }
+
+/* ---- STACK_OF(OPENSSL_STRING) (X509_get1_ocsp) ------------------------------------------- */
+
+/** Number of entries; -1 if `sk` is NULL. */
+static inline int rmshim_sk_OPENSSL_STRING_num(const STACK_OF(OPENSSL_STRING) *sk) { return sk_OPENSSL_STRING_num(sk); }
+
+/** Entry at `i`, or NULL when `i` is out of range. */
+static inline const char *rmshim_sk_OPENSSL_STRING_value(const STACK_OF(OPENSSL_STRING) *sk, int i) {
+    return sk_OPENSSL_STRING_value(sk, i);
+}
 
 /* ---- memory and BIO ---------------------------------------------------------------------- */
 
@@ -79,6 +91,20 @@ static inline ASN1_OCTET_STRING *rmshim_PKCS7_signed_data_octets(PKCS7 *p7) {
     PKCS7 *inner = sign->contents;
     if (inner->type == NULL || !PKCS7_type_is_data(inner)) return NULL;
     return inner->d.data;
+}
+
+/* ---- TLS client (HTTPClient) ----------------------------------------------------------- */
+
+/** SNI: the host name the client asks for (a macro over SSL_ctrl). */
+static inline int rmshim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
+
+/** Reads a peer's close without close_notify as the end of the stream (HTTPClient checks
+ * lengths itself). */
+static inline void rmshim_SSL_CTX_ignore_unexpected_eof(SSL_CTX *ctx) { SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF); }
+
+/** The oldest protocol version the context accepts (a macro over SSL_CTX_ctrl). */
+static inline int rmshim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_min_proto_version(ctx, version);
 }
 
 #endif

@@ -31,6 +31,9 @@ public struct HTTPRequest: Sendable {
     public let headers: [HTTPHeader]
     /// The body (empty when there is none).
     public let body: [UInt8]
+    /// The address of the connection's peer (`127.0.0.1`, `::1`), set by ``HTTPServer``; nil for
+    /// requests made otherwise. Behind a proxy it is the proxy's.
+    public var remoteAddress: String?
 
     /// Creates a request (for handlers under test).
     public init(

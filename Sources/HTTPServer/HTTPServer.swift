@@ -3,120 +3,6 @@ public import Foundation
 import Glibc
 import Internals
 
-/// Answers requests for ``HTTPServer``. Called on the connection's own thread, possibly on many
-/// threads at once, so implementations must be thread-safe (they are `Sendable`).
-public protocol HTTPHandler: Sendable {
-    /// The response to `request`.
-    func respond(to request: HTTPRequest) -> HTTPResponse
-}
-
-/// Limits and timeouts of an ``HTTPServer``. Every limit bounds what one client can make the
-/// server hold or wait for.
-public struct HTTPServerConfiguration: Sendable {
-    /// The address to bind: an IPv4 or IPv6 literal, or a host name. Default `127.0.0.1`.
-    public var host: String
-    /// The port; 0 picks a free one (read it from ``HTTPServer/port`` after starting).
-    public var port: UInt16
-    /// The listen backlog.
-    public var backlog: Int32
-    /// At most this many connections are served at once, each on its own thread; further
-    /// connections get `503 Service Unavailable` and are closed.
-    public var maximumConnections: Int
-    /// At most this many of those connections from one client address (an IPv4 address, or the
-    /// /64 prefix of an IPv6 address); further ones from that address get `503` while other
-    /// clients are still served. 0 turns the cap off. Default 32 (a quarter of the default
-    /// ``maximumConnections``), so one source can never hold every slot.
-    ///
-    /// Behind a reverse proxy every connection comes from the proxy's address: list it in
-    /// ``trustedProxies`` (or set 0) and let the proxy limit its own clients.
-    public var maximumConnectionsPerClient: Int
-    /// Addresses (IPv4 or IPv6 literals) exempt from ``maximumConnectionsPerClient``: reverse
-    /// proxies or load balancers that carry many clients' connections. They still count toward
-    /// ``maximumConnections``. Forwarded-address headers are not used for the cap: it is applied
-    /// when a connection is accepted, before any request on it is read.
-    public var trustedProxies: [String]
-    /// Largest accepted body; a larger declared or chunked body gets `413`.
-    public var maximumBodySize: Int
-    /// Largest request head (request line and header fields); beyond it, `431`.
-    public var maximumHeaderSize: Int
-    /// Most header fields; beyond it, `431`.
-    public var maximumHeaderCount: Int
-    /// Time allowed for a whole request (head and body) once its first byte arrived, and for the
-    /// first byte of a new connection's first request. A slower client gets `408` and is closed.
-    public var requestTimeout: Duration
-    /// Time a kept-alive connection may wait for its next request before it is closed quietly.
-    public var idleTimeout: Duration
-    /// Time allowed for writing one response.
-    public var writeTimeout: Duration
-    /// Whether connections may be kept alive between requests (HTTP/1.1 default, or HTTP/1.0 with
-    /// `Connection: keep-alive`).
-    public var keepAlive: Bool
-    /// Requests served on one connection before it is closed.
-    public var maximumRequestsPerConnection: Int
-    /// On ``HTTPServer/stop()``, how long requests in progress may take before their connections are
-    /// shut down.
-    public var shutdownGracePeriod: Duration
-    /// Receives one line per notable event (start, stop, rejected connections, 4xx on bad HTTP).
-    public var log: (@Sendable (String) -> Void)?
-
-    /// Creates a configuration; the defaults suit a small JSON service on loopback.
-    public init(
-        host: String = "127.0.0.1", port: UInt16 = 0, backlog: Int32 = 128, maximumConnections: Int = 128,
-        maximumConnectionsPerClient: Int = 32, trustedProxies: [String] = [], maximumBodySize: Int = 4 << 20,
-        maximumHeaderSize: Int = 16 << 10, maximumHeaderCount: Int = 100,
-        requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(5), writeTimeout: Duration = .seconds(10),
-        keepAlive: Bool = true, maximumRequestsPerConnection: Int = 1000, shutdownGracePeriod: Duration = .seconds(5),
-        log: (@Sendable (String) -> Void)? = nil
-    ) {
-        self.host = host
-        self.port = port
-        self.backlog = backlog
-        self.maximumConnections = maximumConnections
-        self.maximumConnectionsPerClient = maximumConnectionsPerClient
-        self.trustedProxies = trustedProxies
-        self.maximumBodySize = maximumBodySize
-        self.maximumHeaderSize = maximumHeaderSize
-        self.maximumHeaderCount = maximumHeaderCount
-        self.requestTimeout = requestTimeout
-        self.idleTimeout = idleTimeout
-        self.writeTimeout = writeTimeout
-        self.keepAlive = keepAlive
-        self.maximumRequestsPerConnection = maximumRequestsPerConnection
-        self.shutdownGracePeriod = shutdownGracePeriod
-        self.log = log
-    }
-}
-
-/// Why the server could not start.
-public struct HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The failing step, for example `bind`.
-    public let operation: String
-    /// The `errno` value, when a system call failed.
-    public let errorNumber: Int32?
-    /// A sentence for people.
-    public let reason: String
-
-    /// `"<operation>: <reason>"`.
-    public var description: String { "\(operation): \(reason)" }
-}
-
-/// Counters of an ``HTTPServer``, for monitoring and tests.
-public struct HTTPServerStatistics: Sendable, Hashable {
-    /// Connections accepted and served.
-    public var connections = 0
-    /// Connections turned away with 503: every slot of ``HTTPServerConfiguration/maximumConnections``
-    /// was busy, or their client already held ``HTTPServerConfiguration/maximumConnectionsPerClient``.
-    public var rejectedConnections = 0
-    /// Of ``rejectedConnections``, those turned away because their client held its share.
-    public var rejectedConnectionsPerClient = 0
-    /// Requests handed to the handler.
-    public var requests = 0
-    /// Requests answered with a 4xx/5xx by the server itself (malformed HTTP, limits, timeouts).
-    public var protocolErrors = 0
-    /// Connections open now.
-    public var activeConnections = 0
-}
-
 /// A small HTTP/1.1 server on POSIX sockets, one thread per connection.
 ///
 /// - **Threads**: one accept thread; each accepted connection gets its own thread, up to
@@ -218,7 +104,7 @@ public final class HTTPServer: Sendable {
         }
         thread.name = "HTTPServer accept"
         thread.start()
-        configuration.log?("listening on \(configuration.host):\(port)")
+        configuration.logLine("listening on \(configuration.host):\(port)")
     }
 
     /// Starts a graceful shutdown and returns at once: no new connections; idle connections close;
@@ -260,7 +146,7 @@ public final class HTTPServer: Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { [self] in
-                configuration.log?("signal \(number): shutting down")
+                configuration.logLine("signal \(number): shutting down")
                 stop()
             }
             source.resume()
@@ -346,7 +232,7 @@ public final class HTTPServer: Sendable {
             let ready = poll(&fds, nfds_t(fds.count), -1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                configuration.log?("poll failed: \(String(cString: strerror(errno)))")
+                configuration.logLine("poll failed: \(String(cString: strerror(errno)))")
                 break
             }
             if fds[1].revents != 0 {
@@ -365,7 +251,7 @@ public final class HTTPServer: Sendable {
                 for fd in state.connectionFDs { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
                 return state.connectionFDs.count
             }
-            configuration.log?("grace period over: shut down \(remaining) connection(s)")
+            configuration.logLine("grace period over: shut down \(remaining) connection(s)")
             connectionGroup.wait()
         }
         let pipes = state.withLock { state in
@@ -374,7 +260,7 @@ public final class HTTPServer: Sendable {
         }
         close(pipes.0)
         close(pipes.1)
-        configuration.log?("stopped")
+        configuration.logLine("stopped")
         lifetime.leave()
     }
 
@@ -391,11 +277,11 @@ public final class HTTPServer: Sendable {
             case EINTR, ECONNABORTED, EPROTO: return true
             case EAGAIN, EWOULDBLOCK: return false
             case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                configuration.log?("accept: \(String(cString: strerror(errno))); backing off")
+                configuration.logLine("accept: \(String(cString: strerror(errno))); backing off")
                 if !draining { usleep(10_000) }
                 return false
             default:
-                configuration.log?("accept failed: \(String(cString: strerror(errno)))")
+                configuration.logLine("accept failed: \(String(cString: strerror(errno)))")
                 return false
             }
         }
@@ -403,6 +289,7 @@ public final class HTTPServer: Sendable {
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         let client = ClientAddress(storage)
+        let peer = ClientAddress.text(of: storage)
         let perClient = configuration.maximumConnectionsPerClient
         let capped = perClient > 0 && !(client.map { exempt.contains($0) } ?? false)
         enum Admission { case admitted, full, clientFull }
@@ -423,7 +310,9 @@ public final class HTTPServer: Sendable {
             return .admitted
         }
         guard admission == .admitted else {
-            if admission == .clientFull { configuration.log?("503: \(client?.description ?? "a client") holds \(perClient) connections") }
+            if admission == .clientFull {
+                configuration.logLine("503: \(client?.description ?? "a client") holds \(perClient) connections")
+            }
             let busy = Array(
                 "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n".utf8)
             _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -432,7 +321,7 @@ public final class HTTPServer: Sendable {
         }
         connectionGroup.enter()
         let thread = Thread { [self] in
-            var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self)
+            var connection = HTTPConnection(fd: fd, wakeFD: wakeFD, server: self, peer: peer)
             connection.run()
             state.withLock { state in
                 state.connectionFDs.remove(fd)
@@ -453,336 +342,4 @@ public final class HTTPServer: Sendable {
 
     func countProtocolError() { state.withLock { $0.statistics.protocolErrors += 1 } }
     func countRequest() { state.withLock { $0.statistics.requests += 1 } }
-}
-
-/// A client as ``HTTPServerConfiguration/maximumConnectionsPerClient`` counts it: an IPv4
-/// address, or the /64 prefix of an IPv6 address (one host or subscriber usually holds a whole
-/// /64). IPv4-mapped IPv6 addresses count as the IPv4 address.
-package struct ClientAddress: Hashable, Sendable, CustomStringConvertible {
-    /// 4 or 6.
-    let family: UInt8
-    /// IPv4: the address; IPv6: the first 64 bits.
-    let bits: UInt64
-
-    init(family: UInt8, bits: UInt64) {
-        self.family = family
-        self.bits = bits
-    }
-
-    /// The client of an accepted connection; `nil` for a family other than IPv4 and IPv6.
-    init?(_ storage: sockaddr_storage) {
-        var storage = storage
-        switch Int32(storage.ss_family) {
-        case AF_INET:
-            let address = withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
-            }
-            self.init(family: 4, bits: UInt64(address))
-        case AF_INET6:
-            let bytes = withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                    withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
-                }
-            }
-            self.init(ipv6: bytes)
-        default:
-            return nil
-        }
-    }
-
-    /// An IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `::ffff:10.0.0.1`).
-    package init?(literal: String) {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, literal, &v4) == 1 {
-            self.init(family: 4, bits: UInt64(UInt32(bigEndian: v4.s_addr)))
-            return
-        }
-        var v6 = in6_addr()
-        guard inet_pton(AF_INET6, literal, &v6) == 1 else { return nil }
-        self.init(ipv6: withUnsafeBytes(of: v6) { Array($0) })
-    }
-
-    init(ipv6 bytes: [UInt8]) {
-        let mapped = bytes.count == 16 && bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
-        if mapped {
-            self.init(family: 4, bits: bytes[12..<16].reduce(0) { $0 << 8 | UInt64($1) })
-        } else {
-            self.init(family: 6, bits: bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
-        }
-    }
-
-    /// `127.0.0.2`, or `2001:db8:0:1::/64`.
-    package var description: String {
-        if family == 4 { return (0..<4).map { String(bits >> (24 - 8 * $0) & 0xFF) }.joined(separator: ".") }
-        return (0..<4).map { String(bits >> (48 - 16 * $0) & 0xFFFF, radix: 16) }.joined(separator: ":") + "::/64"
-    }
-}
-
-extension Duration {
-    var dispatchInterval: DispatchTimeInterval {
-        let (seconds, attoseconds) = components
-        return .nanoseconds(Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-    }
-
-    var milliseconds: Int {
-        let (seconds, attoseconds) = components
-        return Int(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-    }
-}
-
-/// One connection: reads requests, calls the handler, writes responses, until the peer closes,
-/// a limit or timeout is hit, or the server stops (after answering what had already arrived).
-struct HTTPConnection {
-    let fd: Int32
-    let wakeFD: Int32
-    let server: HTTPServer
-    let config: HTTPServerConfiguration
-    /// Received bytes not consumed yet.
-    var buffer: [UInt8] = []
-    /// The one receive buffer of the connection (not one per read).
-    var scratch = [UInt8](repeating: 0, count: 16 << 10)
-    /// The `Date` header value and the second it was made for (formatted once a second).
-    var date: (second: Int, text: String) = (-1, "")
-
-    init(fd: Int32, wakeFD: Int32, server: HTTPServer) {
-        self.fd = fd
-        self.wakeFD = wakeFD
-        self.server = server
-        self.config = server.configuration
-        buffer.reserveCapacity(16 << 10)
-    }
-
-    enum ReadOutcome {
-        case data
-        case closed
-        case timedOut
-        case stopping
-    }
-
-    enum ReceiveOutcome {
-        case data
-        case closed
-        case empty
-    }
-
-    /// One `recv` of what the socket holds now, appended to the buffer.
-    mutating func receive() -> ReceiveOutcome {
-        while true {
-            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                buffer.append(contentsOf: scratch[0..<count])
-                return .data
-            }
-            if count == 0 { return .closed }
-            if errno == EINTR { continue }
-            return errno == EAGAIN || errno == EWOULDBLOCK ? .empty : .closed
-        }
-    }
-
-    /// Waits until the socket is readable (or the deadline passes, or — when `watchStop` is set — the
-    /// server stops), then appends what can be read to the buffer. Bytes that have arrived always
-    /// win over a stop: the stop is reported only when the socket has nothing to read.
-    mutating func fill(until deadline: ContinuousClock.Instant, watchStop: Bool) -> ReadOutcome {
-        while true {
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            if remaining <= .zero { return .timedOut }
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-            if watchStop { fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&fds, nfds_t(fds.count), Int32(clamping: max(1, remaining.milliseconds)))
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return .closed
-            }
-            if ready == 0 { continue }
-            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                switch receive() {
-                case .data: return .data
-                case .closed: return .closed
-                case .empty: break
-                }
-            }
-            if watchStop, fds[1].revents != 0 { return .stopping }
-        }
-    }
-
-    /// Reads, without waiting, everything the socket already holds (up to the most one request
-    /// may take): what a client sent before a stop is answered.
-    mutating func drainArrived() {
-        // The sum saturates at Int.max (limits come from the configuration, which may be huge).
-        let limit = [config.maximumHeaderSize, config.maximumBodySize, 64 << 10].reduce(0) { total, part in
-            total.addingReportingOverflow(part).overflow ? Int.max : total + part
-        }
-        while buffer.count < limit, case .data = receive() {}
-    }
-
-    /// Whether the buffer holds the start of another request (anything but empty lines).
-    var hasRequestBytes: Bool { buffer.contains { $0 != 0x0D && $0 != 0x0A } }
-
-    /// After a stop: whether a request had arrived (or was arriving) on this connection. Reads
-    /// what the socket holds, and if that is nothing, waits a moment (25 ms) for bytes a client
-    /// sent just before the stop that are still on their way through the network stack.
-    mutating func requestArrivedBeforeStop() -> Bool {
-        drainArrived()
-        if hasRequestBytes { return true }
-        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while poll(&descriptor, 1, 25) < 0, errno == EINTR {}
-        drainArrived()
-        return hasRequestBytes
-    }
-
-    /// Writes all of `bytes` before the deadline; false if the peer is gone or too slow.
-    func send(_ bytes: [UInt8]) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: config.writeTimeout)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written > 0 {
-                offset += written
-                continue
-            }
-            if written < 0, errno == EINTR { continue }
-            guard written < 0, errno == EAGAIN || errno == EWOULDBLOCK else { return false }
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            guard remaining > .zero else { return false }
-            var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
-            if poll(&fds, 1, Int32(clamping: max(1, remaining.milliseconds))) < 0, errno != EINTR { return false }
-        }
-        return true
-    }
-
-    mutating func run() {
-        var served = 0
-        var first = true
-        while true {
-            // Honour a stop only after reading what has already arrived.
-            if server.isStopping, !requestArrivedBeforeStop() { return }
-            // Wait for the next request's first byte (idle), then read it within the request deadline.
-            let waitDeadline = ContinuousClock.now.advanced(by: first ? config.requestTimeout : config.idleTimeout)
-            first = false
-            while true {
-                // Empty lines before a request line are ignored (RFC 9112 section 2.2).
-                if HTTPRequestParser.dropEmptyLines(&buffer) { break }
-                switch fill(until: waitDeadline, watchStop: true) {
-                case .data: continue
-                case .stopping: if !requestArrivedBeforeStop() { return }
-                case .closed, .timedOut: return
-                }
-            }
-            let deadline = ContinuousClock.now.advanced(by: config.requestTimeout)
-            let request: HTTPRequest
-            do throws(HTTPRequestError) {
-                request = try readRequest(deadline: deadline)
-            } catch {
-                server.countProtocolError()
-                if error.status != 0 {
-                    config.log?("\(error.status): \(error.reason)")
-                    _ = send(encode(.text(error.reason, status: error.status), keepAlive: false, headOnly: false, minor: 1))
-                }
-                lingeringClose()
-                return
-            }
-            server.countRequest()
-            var response = server.handler.respond(to: request)
-            let connectionTokens = request.headerTokens("connection")
-            var keepAlive = config.keepAlive && !response.closesConnection
-            if request.minorVersion == 0 {
-                keepAlive = keepAlive && connectionTokens.contains("keep-alive")
-            } else {
-                keepAlive = keepAlive && !connectionTokens.contains("close")
-            }
-            served += 1
-            if served >= config.maximumRequestsPerConnection { keepAlive = false }
-            var closingForStop = false
-            if keepAlive, server.isStopping, !requestArrivedBeforeStop() {
-                // Stopping: the connection stays only for requests that have already arrived.
-                keepAlive = false
-                closingForStop = true
-            }
-            if request.method == "HEAD" { response.closesConnection = !keepAlive }
-            let sent = send(encode(response, keepAlive: keepAlive, headOnly: request.method == "HEAD", minor: request.minorVersion))
-            guard sent, keepAlive else {
-                // A client that sends another request after the stop gets a clean end of stream,
-                // not a reset that could discard this response before it reads it.
-                if sent, closingForStop { lingeringClose() }
-                return
-            }
-        }
-    }
-
-    /// Reads one request from the buffer and the socket: the parser takes the bytes as they
-    /// arrive. Errors carry the status to answer with (0 means: close without answering).
-    mutating func readRequest(deadline: ContinuousClock.Instant) throws(HTTPRequestError) -> HTTPRequest {
-        var parser = HTTPRequestParser(limits: HTTPRequestLimits(config))
-        while true {
-            switch parser.parse(&buffer) {
-            case .request(let request, _):
-                return request
-            case .failed(let error):
-                throw error
-            case .sendContinue:
-                _ = send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
-            case .needMoreBytes:
-                switch fill(until: deadline, watchStop: false) {
-                case .data: continue
-                case .timedOut:
-                    throw HTTPRequestError(
-                        408, parser.isReadingBody ? "the request body was not received in time" : "the request was not received in time")
-                case .closed, .stopping: throw HTTPRequestError(0, "closed")
-                }
-            }
-        }
-    }
-
-    mutating func encode(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool, minor: Int) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256 + (headOnly ? 0 : response.body.count))
-        func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
-        append("HTTP/1.1 \(response.status) \(HTTPResponse.reasonPhrase(response.status))\r\n")
-        for header in response.headers where !HTTPResponse.isReserved(header.name) {
-            append(header.name)
-            append(": ")
-            append(header.value)
-            append("\r\n")
-        }
-        append("Content-Length: \(response.body.count)\r\nDate: ")
-        let now = Int(time(nil))
-        if date.second != now { date = (now, HTTPDate.format(secondsSince1970: Int64(now))) }
-        append(date.text)
-        append("\r\n")
-        if !keepAlive {
-            append("Connection: close\r\n")
-        } else if minor == 0 {
-            append("Connection: keep-alive\r\n")
-        }
-        append("\r\n")
-        if !headOnly { bytes += response.body }
-        return bytes
-    }
-
-    /// After an error response: stop sending, read and discard what the client still sends for a
-    /// short while (so it sees the response instead of a reset), then close.
-    func lingeringClose() {
-        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(500))
-        var discarded = 0
-        var scratch = [UInt8](repeating: 0, count: 16 << 10)
-        while discarded < 1 << 20 {
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            guard remaining > .zero else { return }
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 1, Int32(clamping: max(1, remaining.milliseconds)))
-            if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { return }
-            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                discarded += count
-            } else if count < 0, errno == EAGAIN || errno == EINTR {
-                continue
-            } else {
-                return
-            }
-        }
-    }
 }

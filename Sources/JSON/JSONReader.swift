@@ -521,7 +521,7 @@ package struct JSONReader {
     /// The duplicate-key error for `name` at `offset`.
     @inline(never)
     package static func duplicate(_ name: String, at offset: Int) -> JSONError {
-        .make(.duplicateKey, offset, "the key \"\(name)\" appears twice in one object")
+        .make(.duplicateKey, offset, "the key \"\(TerminalEscaping.escaped(name))\" appears twice in one object")
     }
 
     /// A typed-value error at `offset` for callers that check values themselves.

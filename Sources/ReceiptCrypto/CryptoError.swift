@@ -82,6 +82,8 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
             case keyMismatch
             case operationFailed
             case resourceExhausted
+            case verificationFailed
+            case notFound
         }
 
         private let backing: Backing
@@ -103,6 +105,12 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let operationFailed = Code(.operationFailed)
         /// OpenSSL could not allocate an object.
         public static let resourceExhausted = Code(.resourceExhausted)
+        /// A signature or its signer was checked and refused (for example an OCSP response not
+        /// signed by the certificate's issuer or a responder it authorised).
+        public static let verificationFailed = Code(.verificationFailed)
+        /// The object holds nothing about what was asked (for example an OCSP response without an
+        /// answer for the certificate).
+        public static let notFound = Code(.notFound)
 
         /// A one-line rendering for logs.
         public var description: String {
@@ -115,6 +123,8 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
             case .keyMismatch: "keyMismatch"
             case .operationFailed: "operationFailed"
             case .resourceExhausted: "resourceExhausted"
+            case .verificationFailed: "verificationFailed"
+            case .notFound: "notFound"
             }
         }
     }

@@ -11,34 +11,42 @@ import VerifyReceipt
 /// |---|---|---|
 /// | 200 | `{"status":"accepted","notificationUUID":…}` | verified and committed now |
 /// | 200 | `{"status":"duplicate","notificationUUID":…}` | verified; already committed (a retry) |
-/// | 400 | `{"status":"rejected","check":…,"reason":…}` | not a notification body, or a failed check |
+/// | 400 | `{"status":"rejected","check":…,"reason":…,"retry":false}` | not a notification body, or a forged one: it is not Apple's |
+/// | 500 | `{"status":"rejected","check":…,"reason":…,"retry":true}` | a check that may fail because of our configuration (`NotificationRejection.configurationChecks`: an untrusted chain, another bundle id, app Apple id or environment) or an Apple-signed body failing a later check |
 /// | 503 | `{"status":"unavailable","reason":…}` | the store could not commit: retry |
 ///
-/// Apple retries every answer but 200, so a 200 is given only after the commit. The HTTP layer
-/// answers 413 (body too large), 408 (too slow) and the other protocol errors before the
+/// A rejected body is kept as a dead letter when the receiver keeps them (its id is the member
+/// `deadLetter`), so that it can be retried once the configuration is fixed. Since March 2026
+/// Apple does not retry a notification answered 400; it retries 5xx answers, so a notification
+/// we refused by our own mistake comes again. A 200 is given only after the commit. The HTTP
+/// layer answers 413 (body too large), 408 (too slow) and the other protocol errors before the
 /// receiver sees anything.
 public struct NotificationsEndpoint: HTTPHandler {
     /// The path of the notifications route.
     public let path: String
     /// Verifies and stores.
     public let receiver: NotificationReceiver
+    /// Where outcomes are counted (nil: nowhere).
+    public let metrics: ServerMetrics?
 
     /// Creates the endpoint.
-    public init(path: String = "/notifications", receiver: NotificationReceiver) {
+    public init(path: String = "/notifications", receiver: NotificationReceiver, metrics: ServerMetrics? = nil) {
         self.path = path
         self.receiver = receiver
+        self.metrics = metrics
     }
 
     /// Answers `POST` on ``path`` (405 for another method, 404 for another path).
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         guard request.path == path else { return .text("not found", status: 404) }
         guard request.method == "POST" else { return .text("use POST", status: 405, headers: [HTTPHeader("Allow", "POST")]) }
-        return answer(body: request.body).response
+        return answer(body: request.body, source: request.remoteAddress).response
     }
 
-    /// The outcome for a body and the response that says it.
-    public func answer(body: [UInt8]) -> (response: HTTPResponse, outcome: NotificationReceiverOutcome) {
-        let outcome = receiver.receive(body: body)
+    /// The outcome for a body (from `source`, kept with a dead letter) and the response that says
+    /// it; the outcome is counted in ``metrics``.
+    public func answer(body: [UInt8], source: String? = nil) -> (response: HTTPResponse, outcome: NotificationReceiverOutcome) {
+        let outcome = receiver.receive(body: body, source: source)
         var json = JSONWriter(indent: 0)
         json.beginObject()
         json.string("status", outcome.name)
@@ -50,13 +58,16 @@ public struct NotificationsEndpoint: HTTPHandler {
         case .rejected(let rejection):
             json.string("check", rejection.check.rawValue)
             json.string("reason", rejection.reason)
-            status = 400
+            json.bool("retry", rejection.mayBeOurConfiguration)
+            if let id = rejection.deadLetterId { json.number("deadLetter", String(id)) }
+            status = rejection.mayBeOurConfiguration ? 500 : 400
         case .unavailable:
             // The store's own message stays in the server's log.
             json.string("reason", "the notification store is unavailable; retry later")
             status = 503
         }
         json.endObject()
+        metrics?.recordNotification(outcome, status: status, body: body)
         return (.json(json.output, status: status), outcome)
     }
 
@@ -85,12 +96,24 @@ public struct ReceiptServerRoutes: HTTPHandler {
     public let notifications: NotificationsEndpoint?
     /// The Retention Messaging real-time endpoint, if real-time requests are answered.
     public let retention: RetentionEndpoint?
+    /// The registry `GET /metrics` exposes (nil: no `/metrics` route).
+    public let metrics: ServerMetrics?
 
     /// Creates the routes.
-    public init(verifyReceipt: VerifyReceiptEndpoint, notifications: NotificationsEndpoint? = nil, retention: RetentionEndpoint? = nil) {
+    public init(
+        verifyReceipt: VerifyReceiptEndpoint, notifications: NotificationsEndpoint? = nil, retention: RetentionEndpoint? = nil,
+        metrics: ServerMetrics? = nil
+    ) {
         self.verifyReceipt = verifyReceipt
         self.notifications = notifications
         self.retention = retention
+        self.metrics = metrics
+    }
+
+    /// The `route` label of a request path: a configured route's path, else `other`.
+    public func routeLabel(_ path: String) -> String {
+        let known = [verifyReceipt.configuration.path, "/health", notifications?.path, retention?.path, metrics.map { _ in "/metrics" }]
+        return known.contains(path) ? path : "other"
     }
 
     /// Routes by path: the notifications path, the retention path, `/health`, everything else to
@@ -98,6 +121,14 @@ public struct ReceiptServerRoutes: HTTPHandler {
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         if let notifications, request.path == notifications.path { return notifications.respond(to: request) }
         if let retention, request.path == retention.path { return retention.respond(to: request) }
+        if let metrics, request.path == "/metrics" {
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return .text("use GET", status: 405, headers: [HTTPHeader("Allow", "GET, HEAD")])
+            }
+            let text = metrics.exposition(storeUp: notifications.map { $0.receiver.store.health().isAvailable })
+            return HTTPResponse(
+                status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
+        }
         if request.path == "/health" {
             guard request.method == "GET" || request.method == "HEAD" else {
                 return .text("use GET", status: 405, headers: [HTTPHeader("Allow", "GET, HEAD")])

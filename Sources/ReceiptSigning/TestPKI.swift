@@ -69,6 +69,12 @@ public struct TestPKI: Sendable {
         public var intermediateMarker = true
         /// Whether the leaf carries Apple's receipt-signing marker extension.
         public var leafMarker = true
+        /// The OCSP responder URL put into the leaf's Authority Information Access extension (the
+        /// responder for the intermediate's certificates), or nil for none.
+        public var leafOCSPURL: String?
+        /// The OCSP responder URL put into the intermediate's Authority Information Access
+        /// extension (the responder for the root's certificates), or nil for none.
+        public var intermediateOCSPURL: String?
 
         /// The defaults: a valid Apple-like PKI.
         public init() {}
@@ -101,6 +107,7 @@ public struct TestPKI: Sendable {
         intermediateBuilder.basicConstraints = .ca(pathLength: 0)
         intermediateBuilder.keyUsage = [.keyCertSign, .cRLSign]
         if options.intermediateMarker { intermediateBuilder.customExtensions = [.marker(oid: intermediateMarkerOID)] }
+        if let url = options.intermediateOCSPURL { intermediateBuilder.customExtensions.append(.authorityInformationAccess(ocspURL: url)) }
         let intermediate = try intermediateBuilder.issued(by: root, signingKey: rootKey)
 
         let leafKey = options.keys == .rsa ? try PrivateKey.generateRSA(bits: options.keyBits) : try PrivateKey.generateP256()
@@ -111,6 +118,7 @@ public struct TestPKI: Sendable {
         leafBuilder.basicConstraints = .endEntity
         leafBuilder.keyUsage = [.digitalSignature]
         if options.leafMarker { leafBuilder.customExtensions = [.marker(oid: leafMarkerOID)] }
+        if let url = options.leafOCSPURL { leafBuilder.customExtensions.append(.authorityInformationAccess(ocspURL: url)) }
         let leaf = try leafBuilder.issued(by: intermediate, signingKey: intermediateKey)
         return TestPKI(
             rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate, leafKey: leafKey,

@@ -185,7 +185,13 @@ public struct VerificationPolicy: Sendable {
     /// Chain policies, evaluated in order on the validated chain; the first failure stops them.
     /// Their names (``ChainPolicy/name``) are read when the list is set.
     public var chainPolicies: [any ChainPolicy] {
-        didSet { requiredNames = chainPolicies.map(\.name) }
+        didSet { requiredNames = chainPolicies.map(\.name) + (revocation.isOn ? [.revocation] : []) }
+    }
+    /// Whether the validated chain's certificates are checked for revocation, after the chain
+    /// policies passed: ``RevocationPolicy/off`` (the default: offline, no socket is opened) or
+    /// ``RevocationPolicy/ocsp(_:checker:)``, reported as ``VerificationCheck/Name/revocation``.
+    public var revocation: RevocationPolicy = .off {
+        didSet { requiredNames = chainPolicies.map(\.name) + (revocation.isOn ? [.revocation] : []) }
     }
     /// The names of ``chainPolicies``, in order: the checks a verdict under this policy requires,
     /// listed once instead of read from each policy on every verification.

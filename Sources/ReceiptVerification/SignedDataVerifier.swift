@@ -221,6 +221,9 @@ public struct VerificationRun: Sendable {
         return passed
     }
 
+    /// Records a check made elsewhere (the revocation step's, which carries its report).
+    mutating func append(_ check: VerificationCheck) { checks.append(check) }
+
     /// Records a check with one of the machinery's common reasons (written when read, nothing
     /// allocated now). Returns `passed`.
     @discardableResult
@@ -493,6 +496,7 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
                     run.record(.pinnedAnchor, false, "the chain ends at \(last.subject), which is not one of the configured anchors")
                 }
                 if anchorIndex != nil {
+                    var policiesMet = true
                     let policyName = signed.policy.name
                     // In place: each policy is evaluated where the array holds it, not copied out.
                     signed.policy.chainPolicies.withUnsafeBufferPointer { policies in
@@ -503,10 +507,12 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
                                 continue
                             case .fails(let reason):
                                 run.record(policies[index].name, false, reason)
+                                policiesMet = false
                             }
                             break
                         }
                     }
+                    if policiesMet { RevocationStep.run(signed.policy.revocation, chain: chain, validatedAt: time, in: &run) }
                 }
             }
         }

@@ -185,7 +185,9 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         public static let productId = Name(rawValue: "productId", id: 41)
         /// The signed transaction's `quantity` is the payment's.
         public static let quantity = Name(rawValue: "quantity", id: 42)
-        /// The signed transaction carries no `revocationDate` (it was not refunded or revoked).
+        /// No certificate of the chain is revoked, by OCSP (``VerificationPolicy/revocation``;
+        /// details in ``VerificationCheck/revocationReport``); in the store's signed-transaction
+        /// matching, the signed transaction carries no `revocationDate` (not refunded or revoked).
         public static let revocation = Name(rawValue: "revocation", id: 43)
 
         // MARK: Notifications received
@@ -210,6 +212,21 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         case written(String)
         case template(CheckReason)
         case deferred(@Sendable () -> String)
+        case revocation(RevocationReport)
+    }
+
+    /// What a ``Name/revocation`` check asked and found (per certificate: status, responder,
+    /// retryable), when it checked certificates by OCSP.
+    public var revocationReport: RevocationReport? {
+        if case .revocation(let report) = explanation { return report }
+        return nil
+    }
+
+    /// A ``Name/revocation`` check with its report.
+    init(revocation report: RevocationReport) {
+        name = .revocation
+        passed = report.passed
+        explanation = .revocation(report)
     }
 
     /// Why it passed or failed, for people (written when read).
@@ -218,6 +235,7 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         case .written(let text): text
         case .template(let reason): reason.text
         case .deferred(let write): write()
+        case .revocation(let report): report.description
         }
     }
 

@@ -38,21 +38,41 @@ public struct NotificationReceiver: Sendable {
     public let store: any NotificationStore
     /// The clock for ``StoredNotification/receivedDate``.
     public let clock: @Sendable () -> Date
+    /// Where bodies that are not acknowledged as valid are kept (nil: nowhere).
+    public let deadLetters: (any DeadLetterStore)?
+    /// How many dead letters ``deadLetters`` keeps.
+    public let retention: DeadLetterRetention
 
     /// Creates a receiver.
     public init(
         verifier: NotificationVerifier, expectations: JWSExpectations, validationTime: ValidationTime = .signedDate,
-        store: any NotificationStore, clock: @escaping @Sendable () -> Date = { Date() }
+        store: any NotificationStore, clock: @escaping @Sendable () -> Date = { Date() }, deadLetters: (any DeadLetterStore)? = nil,
+        retention: DeadLetterRetention = .standard
     ) {
         self.verifier = verifier
         self.expectations = expectations
         self.validationTime = validationTime
         self.store = store
         self.clock = clock
+        self.deadLetters = deadLetters
+        self.retention = retention
     }
 
-    /// Verifies and stores one request body (see the type's documentation for the order).
-    public func receive(body: [UInt8]) -> NotificationReceiverOutcome {
+    /// Verifies and stores one request body (see the type's documentation for the order); a
+    /// rejected body is kept in ``deadLetters`` (committed before this returns; when it cannot be,
+    /// the outcome is ``NotificationReceiverOutcome/unavailable(_:)`` so that the sender retries).
+    /// - Parameters:
+    ///   - body: the request body.
+    ///   - source: the address it came from, kept with a dead letter.
+    public func receive(body: [UInt8], source: String? = nil) -> NotificationReceiverOutcome {
+        let receivedDate = clock()
+        let outcome = verifyAndStore(body: body, receivedDate: receivedDate)
+        guard case .rejected(let rejection) = outcome, let deadLetters else { return outcome }
+        return keep(rejection, body: body, source: source, receivedDate: receivedDate, in: deadLetters)
+    }
+
+    /// Steps 1 to 4 of the type's documentation, the row received at `receivedDate`.
+    func verifyAndStore(body: [UInt8], receivedDate: Date) -> NotificationReceiverOutcome {
         let token: String
         switch Self.signedPayload(of: body, limits: verifier.format.limits) {
         case .success(let value): token = value
@@ -61,12 +81,15 @@ public struct NotificationReceiver: Sendable {
         let verdict = verifier.verify(Array(token.utf8), expecting: expectations, at: validationTime)
         guard verdict.isValid else {
             let failure = verdict.firstFailure
-            return .rejected(
-                NotificationRejection(
-                    check: failure?.name ?? .parse, reason: failure?.reason ?? "a check the policy requires did not run",
-                    notificationUUID: nil))
+            // 5xx only when the failed check is one our configuration decides (an anchor, the
+            // policy, the app's ids): a genuinely signed notification whose content is wrong —
+            // a nested token of another kind or app, an unknown `crit` — stays wrong however often
+            // Apple retries it, so it is answered 400 (and kept as a dead letter either way).
+            let rejection = NotificationRejection(
+                check: failure?.name ?? .parse, reason: failure?.reason ?? "a check the policy requires did not run", notificationUUID: nil)
+            return .rejected(rejection)
         }
-        guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: clock()) else {
+        guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: receivedDate) else {
             return .rejected(NotificationRejection(check: .notificationUUID, reason: "the notification has no notificationUUID"))
         }
         do throws(NotificationStoreError) {
@@ -114,8 +137,10 @@ public enum NotificationReceiverOutcome: Sendable {
     /// Verified; a notification with its `notificationUUID` was already committed (Apple's retry,
     /// or the same retry at another instance): answer 200, nothing stored twice.
     case duplicate(StoredNotification)
-    /// Not genuine, not for this app or environment, or not a notification body: answer 400 and
-    /// store nothing.
+    /// Not genuine, not for this app or environment, or not a notification body: nothing stored
+    /// as a notification (kept as a dead letter when the receiver keeps them); answer 400, or 500
+    /// when it may be our configuration's fault (``NotificationRejection/mayBeOurConfiguration``)
+    /// so that Apple retries.
     case rejected(NotificationRejection)
     /// Verified but the store could not commit: answer 503 so that the sender retries.
     case unavailable(NotificationStoreError)
@@ -149,12 +174,28 @@ public struct NotificationRejection: Error, Sendable, CustomStringConvertible {
     public let reason: String
     /// The notification's UUID, when it was read.
     public let notificationUUID: String?
+    /// Whether the body may be Apple's and refused only because of our configuration (see
+    /// ``configurationChecks``): such a rejection is answered 5xx, so that Apple retries it.
+    public var mayBeOurConfiguration: Bool
+    /// The id of the dead letter that keeps the body, once kept.
+    public var deadLetterId: Int64?
 
-    /// Creates a rejection.
+    /// The checks whose failure may be our configuration's fault rather than the sender's: a
+    /// chain to an anchor or intermediate we do not trust (a new Apple certificate), the policy's
+    /// marker and profile checks, the validation time, and what we expect of the app (bundle id,
+    /// app Apple id, environment). A malformed body or a bad signature is never Apple's.
+    public static let configurationChecks: Set<VerificationCheck.Name> = [
+        .trustAnchors, .validationTime, .chain, .pinnedAnchor, .chainLength, .certificateCount, .leafMarker, .intermediateMarker,
+        .pinnedIntermediate, .keyUsage, .basicConstraints, .bundleIdentifier, .appAppleId, .environment,
+    ]
+
+    /// Creates a rejection; ``mayBeOurConfiguration`` is whether `check` is one of
+    /// ``configurationChecks``.
     public init(check: VerificationCheck.Name, reason: String, notificationUUID: String? = nil) {
         self.check = check
         self.reason = reason
         self.notificationUUID = notificationUUID
+        self.mayBeOurConfiguration = Self.configurationChecks.contains(check)
     }
 
     /// `"<check>: <reason>"`.

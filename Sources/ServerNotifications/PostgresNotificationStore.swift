@@ -43,7 +43,9 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     /// The most a new connection may take to connect.
     public let connectTimeout: Duration
 
-    private let pool: PostgresPool
+    let pool: PostgresPool
+    /// Whether this process has made sure the `dead_letters` table exists (PostgresDeadLetters.swift).
+    let deadLetterSchema = PostgresDeadLetterSchema()
     private let counters = NSLock()
     private var commitCount = 0
     private var storedCount = 0
@@ -193,7 +195,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
 
     /// Runs `body` on a pooled connection by `deadline`, once more on a new connection when the
     /// first broke (not when it passed the deadline).
-    private func withRetry<T>(
+    func withRetry<T>(
         deadline: ContinuousClock.Instant, _ body: (PostgresConnection) throws(NotificationStoreError) -> T
     ) throws(NotificationStoreError) -> T {
         var brokeOnce = false

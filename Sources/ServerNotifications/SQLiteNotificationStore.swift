@@ -52,6 +52,8 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
     // connection is used only by that leader, the reader connection only under `readLock`.
     private let condition = NSCondition()
     private let readLock = NSLock()
+    /// The connection dead letters are kept through (SQLiteDeadLetters.swift).
+    let deadLetterFile: SQLiteDeadLetterFile
     private var files: OpenFiles?
     private var problem: NotificationStoreError?
     private var isClosed = false
@@ -129,6 +131,7 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
         self.options = options
         self.maximumBatchSize = max(1, maximumBatchSize)
         self.busyTimeout = busyTimeout
+        deadLetterFile = SQLiteDeadLetterFile(path: path, readOnly: options.readOnly, busyTimeout: busyTimeout)
         do throws(NotificationStoreError) {
             files = try OpenFiles(path: path, options: options, busyTimeout: busyTimeout)
         } catch {
@@ -335,6 +338,7 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
             let old = files
             files = nil
             condition.unlock()
+            deadLetterFile.close()
             old?.checkpointAndClose()
             readLock.unlock()
         }

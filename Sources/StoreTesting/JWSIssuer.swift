@@ -82,6 +82,8 @@ public struct RenewalInfoContents: Sendable, Hashable {
     public var currency: String?
     /// `appAccountToken`, written lower-cased.
     public var appAccountToken: UUID?
+    /// `priceIncreaseStatus`, while a price increase is pending or was accepted.
+    public var priceIncreaseStatus: PriceIncreaseStatus?
     /// `signedDate`.
     public var signedDate: Date
 
@@ -90,8 +92,10 @@ public struct RenewalInfoContents: Sendable, Hashable {
         originalTransactionIdentifier: String, productIdentifier: String, autoRenewProductIdentifier: String? = nil,
         autoRenewStatus: AutoRenewStatus, expirationIntent: ExpirationIntent? = nil, isInBillingRetryPeriod: Bool? = false,
         recentSubscriptionStartDate: Date? = nil, renewalDate: Date? = nil, renewalPrice: Decimal? = nil, currency: String? = nil,
-        appAccountToken: UUID? = nil, gracePeriodExpiresDate: Date? = nil, signedDate: Date
+        appAccountToken: UUID? = nil, gracePeriodExpiresDate: Date? = nil, signedDate: Date,
+        priceIncreaseStatus: PriceIncreaseStatus? = nil
     ) {
+        self.priceIncreaseStatus = priceIncreaseStatus
         self.originalTransactionIdentifier = originalTransactionIdentifier
         self.gracePeriodExpiresDate = gracePeriodExpiresDate
         self.productIdentifier = productIdentifier
@@ -211,6 +215,7 @@ public struct JWSIssuer: JWSIssuing {
         json.string("productId", contents.productIdentifier)
         json.number("autoRenewStatus", String(contents.autoRenewStatus.rawValue))
         if let retrying = contents.isInBillingRetryPeriod { json.bool("isInBillingRetryPeriod", retrying) }
+        if let status = contents.priceIncreaseStatus { json.number("priceIncreaseStatus", String(status.rawValue)) }
         if let grace = contents.gracePeriodExpiresDate {
             json.number("gracePeriodExpiresDate", try Self.milliseconds(grace, "gracePeriodExpiresDate"))
         }

@@ -104,6 +104,9 @@ public final class SimulatedAppStoreServer: Sendable {
         case none
         /// HTTP 429 with Apple's `rateLimitExceeded` body and, when given, `Retry-After`.
         case rateLimited(retryAfter: String?)
+        /// HTTP 429 with Apple's `rateLimitExceeded` body and `Retry-After` in Apple's form: the
+        /// UNIX time in milliseconds (rounded up) this many seconds after the answer.
+        case rateLimitedFor(TimeInterval)
         /// Any status, with Apple's error body when `errorCode` is given.
         case error(status: Int, errorCode: Int64?, errorMessage: String?)
         /// Wait this many seconds (at most 60), then answer normally.

@@ -178,6 +178,12 @@ final class SimulatedServerHandler: HTTPHandler {
                 var response = RouteError(status: 429, errorCode: 4_290_000, message: "Rate limit exceeded.").response
                 if let retryAfter { response.headers.append(HTTPHeader("Retry-After", retryAfter)) }
                 return response
+            case .rateLimitedFor(let seconds):
+                var response = RouteError(status: 429, errorCode: 4_290_000, message: "Rate limit exceeded.").response
+                let wait = seconds.isFinite ? max(0, min(seconds, 86_400)) : 0
+                let retryAt = (Date().timeIntervalSince1970 + wait) * 1000
+                response.headers.append(HTTPHeader("Retry-After", String(Int64(retryAt.rounded(.up)))))
+                return response
             case .error(let status, let code, let message):
                 guard let code else { return HTTPResponse(status: status) }
                 return RouteError(status: status, errorCode: code, message: message ?? "").response

@@ -85,6 +85,16 @@ enum APICommand {
                                       decoded payloads.
               --timeout <seconds>     Per HTTP attempt (default 30).
               --max-attempts <n>      HTTP attempts per request, 429 and 5xx retried (default 3).
+              --max-response-bytes <n>
+                                      The largest response body, in bytes (default 8388608).
+                                      Bodies are asked for and accepted unencoded only
+                                      (Accept-Encoding: identity; a gzip answer is an error).
+              --max-total-bytes <n>   history, refunds, notifications: the most response bytes
+                                      of all pages together (default 16777216).
+              --paging-deadline <s>   history, refunds, notifications: the longest the whole
+                                      paging call may take, every page and retry included
+                                      (default 300 seconds). A page token that repeats an
+                                      earlier one ends the call too.
               -h, --help              Show help information.
 
             REQUEST OPTIONS:
@@ -132,7 +142,8 @@ enum APICommand {
             valued: [
                 "--issuer-id", "--key-id", "--private-key", "--bundle-id", "--environment", "--base-url", "--anchor", "--timeout",
                 "--max-attempts", "--from-receipt", "--receipt-anchor", "--itunes-ca", "--wwdr-ca", "--product-id", "--product-type",
-                "--sort", "--revoked", "--status", "--start", "--end", "--body", "--image", "--image-size",
+                "--sort", "--revoked", "--status", "--start", "--end", "--body", "--image", "--image-size", "--max-response-bytes",
+                "--max-total-bytes", "--paging-deadline",
             ],
             flagNames: ["--json", "--unverified-receipt", "--only-failures", "--legacy-host"])
         guard let request = args.positional.first else { throw UsageError("missing request: \(requests.sorted().joined(separator: ", "))") }
@@ -323,11 +334,29 @@ enum APICommand {
             guard let value = Int(text), (1...10).contains(value) else { throw UsageError("--max-attempts must be 1-10, found \(text)") }
             retry.maximumAttempts = value
         }
+        func byteCount(_ name: String, default value: Int) throws(UsageError) -> Int {
+            guard let text = args.value(name) else { return value }
+            guard let count = Int(text), (1...(1 << 40)).contains(count) else {
+                throw UsageError("\(name) must be a number of bytes from 1 to 2^40, found \(text)")
+            }
+            return count
+        }
+        let maximumResponseSize = try byteCount("--max-response-bytes", default: 8 << 20)
+        let maximumTotal = try byteCount("--max-total-bytes", default: 16 << 20)
+        var pagingDeadline: TimeInterval = 300
+        if let text = args.value("--paging-deadline") {
+            guard let value = Double(text), value > 0, value <= 86_400 else {
+                throw UsageError("--paging-deadline must be 0-86400 seconds, found \(text)")
+            }
+            pagingDeadline = value
+        }
         let anchors = try VerifyCommand.loadAnchors(args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor"))
         let pem = String(decoding: try readInput(keyFile, limit: 64 << 10), as: UTF8.self)
         let key = try AppStoreConnectKey(issuerID: issuer, keyID: keyID, p8: pem)
         return try AppStoreServerAPIClient(
-            configuration: .init(key: key, bundleID: bundleID, environment: environment, anchors: anchors, timeout: timeout, retry: retry))
+            configuration: .init(
+                key: key, bundleID: bundleID, environment: environment, anchors: anchors, timeout: timeout, retry: retry,
+                maximumResponseSize: maximumResponseSize, maximumTotalResponseSize: maximumTotal, pagingDeadline: pagingDeadline))
     }
 
     /// The transaction id of the receipt `path`: verified first unless `--unverified-receipt`.

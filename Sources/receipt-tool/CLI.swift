@@ -34,9 +34,17 @@ struct ToolFailure: Error {
     init(_ message: String) { self.message = message }
 }
 
-/// Writes to standard error.
+/// Writes to standard error. Text from input must be escaped first (``printLogLine(_:)``, the
+/// `message` of an error, ``TextLayout/line(_:_:indent:)``).
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Writes one log line to standard error: every character of the terminal escaping rule escaped,
+/// line breaks included, so text from input (a request's JSON key, a path) can never start a line
+/// of its own.
+func printLogLine(_ text: String) {
+    FileHandle.standardError.write(Data((TerminalEscaping.escaped(text) + "\n").utf8))
 }
 
 /// Arguments of one subcommand: flags, options with values, and positional arguments.
@@ -213,7 +221,8 @@ func hexPreview(_ bytes: some Collection<UInt8>, limit: Int = 24) -> String {
     return bytes.count > limit ? shown + "…" : shown
 }
 
-/// Writes to standard output without buffering surprises when piped.
+/// Writes to standard output without buffering surprises when piped. Text from input must be
+/// escaped first: JSON by the JSON writer, fields by ``TextLayout/line(_:_:indent:)``.
 func printOut(_ text: String) {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }

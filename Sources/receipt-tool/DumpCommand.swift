@@ -1,5 +1,6 @@
 import ASN1
 import Foundation
+import Internals
 import JWS
 import Receipts
 
@@ -113,8 +114,10 @@ enum DumpCommand {
 
 /// The readable text layout of `dump`.
 enum TextLayout {
+    /// One `label  value` line; both escaped whole (a value from input never breaks the line).
     static func line(_ label: String, _ value: String, indent: Int = 2) -> String {
-        String(repeating: " ", count: indent) + label.padding(toLength: 28, withPad: " ", startingAt: 0) + value
+        String(repeating: " ", count: indent) + TerminalEscaping.escaped(label).padding(toLength: 28, withPad: " ", startingAt: 0)
+            + TerminalEscaping.escaped(value)
     }
 
     static func date(_ date: Date?) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import Internals
 import JSON
 import JWS
 import Receipts
@@ -16,6 +17,7 @@ enum NotificationsCommand {
                                                 [--limit <n>] [--payload]
                    receipt-tool notifications status --db <path>|<url> <original-transaction-id>
                                                 [--at <date>] [--json]
+                   receipt-tool notifications dead-letters list|retry|purge --db <path>|<url> …
 
             The store is what `serve --notifications-db` writes: a SQLite file, or
             postgres://USER@HOST:PORT/DB. Both actions only read: a SQLite file is opened
@@ -47,11 +49,14 @@ enum NotificationsCommand {
                       names its original transaction id).
               --at <date>             Read the state at this date.
               --json                  One JSON object.
+
+            \(DeadLettersCommand.help)
             """,
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        guard let action = arguments.first else { throw UsageError("notifications needs list or status") }
+        guard let action = arguments.first else { throw UsageError("notifications needs list, status or dead-letters") }
+        if action == "dead-letters" { return try DeadLettersCommand.run(Array(arguments.dropFirst())) }
         let args = try Arguments(
             Array(arguments.dropFirst()), valued: ["--db", "--type", "--original-transaction-id", "--since", "--limit", "--at"],
             flagNames: ["--json", "--payload"])
@@ -122,7 +127,7 @@ enum NotificationsCommand {
                 if let product = row.productId { line += " product=\(product)" }
                 if let expires = row.expiresDate { line += " expires=\(text(expires))" }
                 if withPayload { line += " \(row.signedPayload)" }
-                printOut(line)
+                printOut(TerminalEscaping.escaped(line))
             }
         }
         if !args.flag("--json") { printError("\(rows.count) notification\(rows.count == 1 ? "" : "s")") }
@@ -196,15 +201,17 @@ enum NotificationsCommand {
             json.endObject()
             printOut(json.text)
         } else {
-            printOut("original transaction \(state.originalTransactionId) at \(text(state.date))")
-            printOut("  \(state.isActive ? "active" : "not active")\(state.isRevoked ? ", revoked \(text(state.revocationDate))" : "")")
-            printOut("  product:        \(state.productId ?? "-")  latest transaction \(state.latestTransactionId ?? "-")")
-            printOut("  expires:        \(text(state.expiresDate))")
-            printOut("  auto-renew:     \(state.autoRenewStatus.map { $0 == 1 ? "on" : $0 == 0 ? "off" : String($0) } ?? "-")")
+            /// One line of the state, escaped whole (ids and names come from stored notifications).
+            func show(_ line: String) { printOut(TerminalEscaping.escaped(line)) }
+            show("original transaction \(state.originalTransactionId) at \(text(state.date))")
+            show("  \(state.isActive ? "active" : "not active")\(state.isRevoked ? ", revoked \(text(state.revocationDate))" : "")")
+            show("  product:        \(state.productId ?? "-")  latest transaction \(state.latestTransactionId ?? "-")")
+            show("  expires:        \(text(state.expiresDate))")
+            show("  auto-renew:     \(state.autoRenewStatus.map { $0 == 1 ? "on" : $0 == 0 ? "off" : String($0) } ?? "-")")
             if state.isInBillingRetryPeriod {
-                printOut("  billing retry\(state.isInGracePeriod ? ", grace period until \(text(state.gracePeriodExpiresDate))" : "")")
+                show("  billing retry\(state.isInGracePeriod ? ", grace period until \(text(state.gracePeriodExpiresDate))" : "")")
             }
-            printOut(
+            show(
                 "  from \(state.notificationCount) notification\(state.notificationCount == 1 ? "" : "s"), the latest \(state.latestNotificationType ?? "?")\(state.latestSubtype.map { "/\($0)" } ?? "")"
             )
         }

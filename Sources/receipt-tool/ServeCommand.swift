@@ -20,9 +20,11 @@ enum ServeCommand {
                                       [--at creation|now|<date>] [--max-connections <n>]
                                       [--max-connections-per-client <n>] [--trusted-proxy <address>]...
                                       [--max-body-bytes <n>] [--request-timeout <seconds>] [--quiet]
+                                      [--log-format text|json]
                                       [--notifications-db <path>|postgres://USER@HOST:PORT/DB
                                        --bundle-id <id> [--app-apple-id <n>] [--policy appstore|xcode]
-                                       [--notifications-path <path>]]
+                                       [--notifications-path <path>] [--dead-letters-max-count <n>]
+                                       [--dead-letters-max-age <days>]]
                                       [--retention-path <path> --retention-config <file.json> --app-apple-id <n>]
 
             OPTIONS:
@@ -59,7 +61,12 @@ enum ServeCommand {
                                       clients' connections and should limit them itself.
               --max-body-bytes <n>    Largest request body (default 4194304; larger get 413).
               --request-timeout <s>   Seconds allowed per request (default 10; slower get 408).
-              --quiet                 Do not log requests to standard error.
+              --quiet                 Do not log requests to standard error. (Each log line is
+                                      one line: text from a request, such as a JSON key in an
+                                      error, is shown with control characters escaped.)
+              --log-format <format>   text (default) or json: one JSON object per line (time,
+                                      level, method, path, status, outcome, detail,
+                                      remoteAddress), request text escaped.
               -h, --help              Show help information.
 
             NOTIFICATIONS (App Store Server Notifications V2):
@@ -79,10 +86,17 @@ enum ServeCommand {
               --notifications-path <path>
                                       The route (default /notifications): an absolute path
                                       without query or fragment.
+              --dead-letters-max-count <n>
+                                      Keep at most this many dead letters (default 10000).
+              --dead-letters-max-age <days>
+                                      Keep dead letters at most this long (default 30).
               A notification is answered 200 only after it is committed (accepted, or a duplicate
-              notificationUUID: stored once), 400 with {"status":"rejected","check":…} when it does
-              not verify or is not a notification body, 503 when the store cannot commit (Apple
-              retries). GET /health commits a write to the store (deadline 2 s) and answers 503
+              notificationUUID: stored once). A body that is not is kept as a dead letter (first
+              256 KiB, reason, time, source address; see 'notifications dead-letters') and
+              answered {"status":"rejected","check":…,"retry":…}: 400 when it is not Apple's (not
+              a notification body, a bad signature), 500 when our configuration may be wrong (a
+              chain to no --anchor, another bundle id, app Apple id or environment) so that Apple
+              retries. 503 when the store cannot commit (Apple retries). GET /health commits a write to the store (deadline 2 s) and answers 503
               whenever a notification would get 503. A store that cannot be written (read-only
               file or directory, full disk, its file deleted or replaced) is reopened at the next
               request, so fixing the cause needs no restart. Database calls end within 0.8 x
@@ -102,7 +116,9 @@ enum ServeCommand {
               (the App Store then shows the default message configured with Apple).
 
             Routes: POST /verifyReceipt, POST /notifications (with --notifications-db), POST on
-            --retention-path, GET /health.
+            --retention-path, GET /health, GET /metrics (Prometheus text: requests by route and
+            status, notifications by bundle id, type and outcome, verification failures by check,
+            signedDate-to-receipt lag, store commit latency, rmstore_store_up).
             Verification is stateless: run as many instances as needed behind any load balancer;
             notifications need a shared PostgreSQL store then. SIGINT or SIGTERM stops it gracefully
             (requests in progress finish, and every 200 given was committed, then exit 0).
@@ -116,6 +132,7 @@ enum ServeCommand {
                 "--host", "--port", "--environment", "--anchor", "--itunes-ca", "--wwdr-ca", "--shared-secret", "--at", "--max-connections",
                 "--max-connections-per-client", "--trusted-proxy", "--max-body-bytes", "--request-timeout", "--notifications-db",
                 "--bundle-id", "--app-apple-id", "--policy", "--notifications-path", "--retention-path", "--retention-config",
+                "--log-format", "--dead-letters-max-count", "--dead-letters-max-age",
             ],
             flagNames: ["--quiet"])
         guard args.positional.isEmpty else { throw UsageError("serve takes no arguments, found \(args.positional[0])") }
@@ -166,7 +183,8 @@ enum ServeCommand {
             time = .fixed(date)
         }
         let quiet = args.flag("--quiet")
-        if !quiet { configuration.log = { printError("serve: \($0)") } }
+        let log = try ServeLog(format: args.value("--log-format"))
+        if !quiet { configuration.log = { log.message($0) } }
 
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
         let anchors = try VerifyCommand.loadAnchors(anchorNames)
@@ -177,12 +195,14 @@ enum ServeCommand {
                 environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
             appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
             transactionReceiptVerifier: transactionVerifier)
+        let metrics = ServerMetrics(bundleIds: args.value("--bundle-id").map { [$0] } ?? [])
         let notifications = try notificationsEndpoint(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
-            requestTimeout: configuration.requestTimeout)
+            requestTimeout: configuration.requestTimeout, metrics: metrics)
         let retention = try retentionEndpoint(args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time)
-        let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications, retention: retention)
-        let server = HTTPServer(configuration: configuration, handler: LoggingEndpoint(routes: routes, quiet: quiet))
+        let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications, retention: retention, metrics: metrics)
+        let logging = LoggingEndpoint(routes: routes, quiet: quiet, log: log)
+        let server = HTTPServer(configuration: configuration, handler: MeasuredHandler(logging, routes: routes, metrics: metrics))
         do {
             try server.start()
         } catch {
@@ -209,9 +229,11 @@ extension ServeCommand {
     /// The notifications endpoint `--notifications-db` asks for (nil without it).
     static func notificationsEndpoint(
         _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime,
-        requestTimeout: Duration
+        requestTimeout: Duration, metrics: ServerMetrics
     ) throws -> NotificationsEndpoint? {
-        let options = ["--bundle-id", "--app-apple-id", "--policy", "--notifications-path"]
+        let options = [
+            "--bundle-id", "--app-apple-id", "--policy", "--notifications-path", "--dead-letters-max-count", "--dead-letters-max-age",
+        ]
         guard let location = args.value("--notifications-db") else {
             // --app-apple-id and --policy serve --retention-path too; --bundle-id is accepted there
             // (a real-time request names none, so it does not apply).
@@ -221,24 +243,8 @@ extension ServeCommand {
             }
             return nil
         }
-        guard let bundle = args.value("--bundle-id"), !bundle.isEmpty else {
-            throw UsageError("--notifications-db needs --bundle-id (notifications of any app would be accepted otherwise)")
-        }
-        var appAppleId: Int64?
-        if let text = args.value("--app-apple-id") {
-            guard let value = Int64(text), value > 0 else { throw UsageError("--app-apple-id must be a positive integer, found \(text)") }
-            appAppleId = value
-        }
-        if environment == .production, appAppleId == nil {
-            throw UsageError("--notifications-db in production needs --app-apple-id (Apple checks it on production notifications)")
-        }
-        let policy: VerificationPolicy
-        switch args.value("--policy")?.lowercased() {
-        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        case "appstore": policy = .appStore
-        case "xcode": policy = .xcode
-        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
-        }
+        let (verifier, expectations) = try notificationVerification(
+            args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "--notifications-db")
         let path = args.value("--notifications-path") ?? "/notifications"
         guard isRoutePath(path), path != "/health", path != "/verifyReceipt" else {
             throw UsageError(
@@ -258,16 +264,63 @@ extension ServeCommand {
         }
         let health = store.health()
         if !health.isAvailable {
-            printError(
+            printLogLine(
                 "serve: the notification store \(health.location) is unavailable (\(health.problem ?? "unknown")); notifications get 503 until it is writable, retried at each request"
             )
         }
+        let measured = MeasuredNotificationStore(store, metrics: metrics)
         let receiver = NotificationReceiver(
-            verifier: NotificationVerifier(anchors: anchors, policy: policy),
-            expectations: JWSExpectations(
-                bundleIdentifier: bundle, appAppleId: appAppleId, environments: [environment == .production ? .production : .sandbox]),
-            validationTime: time, store: store)
-        return NotificationsEndpoint(path: path, receiver: receiver)
+            verifier: verifier, expectations: expectations, validationTime: time, store: measured,
+            deadLetters: NotificationStores.deadLetters(of: store) == nil ? nil : measured, retention: try deadLetterRetention(args))
+        return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics)
+    }
+
+    /// The verifier and expectations of notifications that `--bundle-id`, `--app-apple-id`,
+    /// `--policy`, `--anchor` and `--environment` ask for (`serve` and `dead-letters retry`).
+    static func notificationVerification(
+        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, option: String
+    ) throws -> (NotificationVerifier, JWSExpectations) {
+        guard let bundle = args.value("--bundle-id"), !bundle.isEmpty else {
+            throw UsageError("\(option) needs --bundle-id (notifications of any app would be accepted otherwise)")
+        }
+        var appAppleId: Int64?
+        if let text = args.value("--app-apple-id") {
+            guard let value = Int64(text), value > 0 else { throw UsageError("--app-apple-id must be a positive integer, found \(text)") }
+            appAppleId = value
+        }
+        if environment == .production, appAppleId == nil {
+            throw UsageError("\(option) in production needs --app-apple-id (Apple checks it on production notifications)")
+        }
+        let policy: VerificationPolicy
+        switch args.value("--policy")?.lowercased() {
+        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+        case "appstore": policy = .appStore
+        case "xcode": policy = .xcode
+        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
+        }
+        return (
+            NotificationVerifier(anchors: anchors, policy: policy),
+            JWSExpectations(
+                bundleIdentifier: bundle, appAppleId: appAppleId, environments: [environment == .production ? .production : .sandbox])
+        )
+    }
+
+    /// `--dead-letters-max-count` and `--dead-letters-max-age` (days), or the defaults.
+    static func deadLetterRetention(_ args: Arguments) throws -> DeadLetterRetention {
+        var retention = DeadLetterRetention.standard
+        if let text = args.value("--dead-letters-max-count") {
+            guard let value = Int(text), value > 0, value <= 10_000_000 else {
+                throw UsageError("--dead-letters-max-count must be 1-10000000, found \(text)")
+            }
+            retention.maximumCount = value
+        }
+        if let text = args.value("--dead-letters-max-age") {
+            guard let days = Double(text), days > 0, days <= 3650 else {
+                throw UsageError("--dead-letters-max-age must be 0-3650 days, found \(text)")
+            }
+            retention.maximumAge = max(1, Int64(days * 86_400))
+        }
+        return retention
     }
 }
 
@@ -282,11 +335,12 @@ func isRoutePath(_ path: String) -> Bool {
 struct LoggingEndpoint: HTTPHandler {
     let routes: ReceiptServerRoutes
     let quiet: Bool
+    let log: ServeLog
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
         guard request.method == "POST" else { return routes.respond(to: request) }
         if let notifications = routes.notifications, request.path == notifications.path {
-            let (response, outcome) = notifications.answer(body: request.body)
+            let (response, outcome) = notifications.answer(body: request.body, source: request.remoteAddress)
             if !quiet {
                 let detail: String
                 switch outcome {
@@ -295,14 +349,14 @@ struct LoggingEndpoint: HTTPHandler {
                 case .rejected(let rejection): detail = "\(rejection)"
                 case .unavailable(let error): detail = "\(error)"
                 }
-                printError("serve: POST \(request.path) → \(response.status) \(outcome.name): \(detail)")
+                log.request(request, status: response.status, outcome: outcome.name, detail: detail)
             }
             return response
         }
         let endpoint = routes.verifyReceipt
         guard request.path == endpoint.configuration.path else { return routes.respond(to: request) }
         let answer = endpoint.verifyReceipt(body: request.body)
-        if !quiet { printError("serve: POST \(request.path) → \(answer.status.rawValue): \(answer.reason)") }
+        if !quiet { log.request(request, status: nil, outcome: String(answer.status.rawValue), detail: answer.reason) }
         return .json(answer.body)
     }
 }

@@ -57,15 +57,22 @@ nonisolated func runTool(_ arguments: [String]) -> Int32 {
         return try subcommand.run(rest)
     } catch let error as UsageError {
         // One line that says what is wrong, and where the whole help is: not the help itself.
-        printError("Error: \(Redaction.redacted(error.message))\nsee 'receipt-tool \(subcommand.name) --help'")
+        printError("Error: \(message(error.message))\nsee 'receipt-tool \(subcommand.name) --help'")
         return ExitStatus.usage
     } catch let error as ToolFailure {
-        printError("Error: \(Redaction.redacted(error.message))")
+        printError("Error: \(message(error.message))")
         return ExitStatus.failure
     } catch {
-        printError("Error: \(Redaction.redacted("\(error)"))")
+        printError("Error: \(message("\(error)"))")
         return ExitStatus.failure
     }
+}
+
+/// An error message as the terminal shows it: secrets masked, then every character of the
+/// terminal escaping rule escaped (line breaks included: a message is one line, whatever input it
+/// quotes).
+nonisolated func message(_ text: String) -> String {
+    TerminalEscaping.escaped(Redaction.redacted(text))
 }
 
 exit(runTool(CommandLineBytes.arguments))

@@ -149,6 +149,23 @@ struct AuthenticationAndFailureTests {
         await world.shutdown()
     }
 
+    @Test func rateLimited_withApplesUnixMillisecondsRetryAfter_isRetriedOnceThatTimeHasCome() async throws {
+        // Apple's form: Retry-After is the UNIX time in milliseconds (here: 1,500 ms after the
+        // 429). Read as delay seconds, 13 digits would be a wait of 56,000 years: the call would
+        // fail instead of waiting.
+        let world = try ServerWorld()
+        world.buy(Products.coins)
+        let client = try world.client()
+        world.server.script([.rateLimitedFor(1.5)], for: .transactionInfo)
+        let start = ContinuousClock.now
+        let info = try await client.transactionInfo(transactionID: world.historyIDs[0])
+        let seconds = elapsed(since: start)
+        #expect(info.value.transactionId == world.historyIDs[0])
+        #expect(seconds >= 1.5, "the retry came after \(seconds) s")
+        #expect(world.requests(.transactionInfo).map(\.status) == [429, 200])
+        await world.shutdown()
+    }
+
     @Test func serverErrors_areRetriedUpToTheLimit_thenReported() async throws {
         let world = try ServerWorld()
         world.buy(Products.coins)

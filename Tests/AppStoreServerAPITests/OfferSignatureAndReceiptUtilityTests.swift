@@ -239,6 +239,30 @@ struct RetryTimingTests {
         #expect(RetryAfter.seconds(String(repeating: "9", count: 40), now: now) ?? 0 > 60)
     }
 
+    @Test func retryAfter_applesUnixMilliseconds_delaySeconds_andHTTPDate_areToldApartByMagnitude() {
+        let now = Date(timeIntervalSince1970: 1_780_000_000)  // 2026-05-28
+        let nowMilliseconds: UInt64 = 1_780_000_000_000
+        // Apple's form: a UNIX time in milliseconds, the wait is that time minus now.
+        #expect(RetryAfter.seconds(String(nowMilliseconds + 1_500), now: now) == 1.5)
+        #expect(RetryAfter.seconds(String(nowMilliseconds + 60_000), now: now) == 60)
+        #expect(RetryAfter.seconds(String(nowMilliseconds - 5_000), now: now) == 0)  // in the past: at once
+        // The boundary: 10^11 and above are milliseconds (March 1973), below are delay seconds.
+        #expect(RetryAfter.unixMillisecondsThreshold == 100_000_000_000)
+        #expect(RetryAfter.seconds("99999999999", now: now) == 99_999_999_999)
+        #expect(RetryAfter.seconds("100000000000", now: now) == 0)
+        #expect(RetryAfter.seconds("100000000000", now: Date(timeIntervalSince1970: 99_999_998)) == 2)
+        // Delay seconds, small and large.
+        #expect(RetryAfter.seconds("0", now: now) == 0)
+        #expect(RetryAfter.seconds("3600", now: now) == 3600)
+        #expect(RetryAfter.seconds("1780000000", now: now) == 1_780_000_000)  // UNIX seconds are not a form: a long delay
+        // An HTTP date.
+        #expect(RetryAfter.seconds("Thu, 28 May 2026 20:26:50 GMT", now: now) == 10)
+        // 19 digits are still a time (far away); more are past any time: too long for any policy.
+        #expect((RetryAfter.seconds("9999999999999999999", now: now) ?? 0) > 1e14)
+        #expect(RetryAfter.seconds("10000000000000000000", now: now) == RetryAfter.beyondAnyTime)
+        #expect(RetryAfter.seconds(String(nowMilliseconds) + ".5", now: now) == nil)
+    }
+
     @Test func backoff_growsAndIsCapped() {
         let policy = RetryPolicy(maximumAttempts: 10, initialBackoff: 0.5, multiplier: 2, maximumBackoff: 3, jitter: 0)
         #expect((1...5).map { policy.backoff(after: $0) } == [0.5, 1, 2, 3, 3])

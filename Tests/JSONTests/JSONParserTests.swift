@@ -196,3 +196,16 @@ import Testing
         #expect(!a.isEqualIgnoringMemberOrder(to: .object([("a", .number("1"))])))
     }
 }
+
+/// A reason that quotes input holds none of its control characters raw.
+@Suite struct JSONReasonEscapingTests {
+    @Test func theDuplicateKeyReason_escapesTheKey() {
+        #expect {
+            try JSONValue.parse(#"{"\nforged\u001b[2K":1,"\nforged\u001b[2K":2}"#)
+        } throws: { error in
+            guard let error = error as? JSONError else { return false }
+            return error.code == .duplicateKey && error.reason.contains(#"\nforged\u{1B}[2K"#) && !error.reason.contains("\n")
+                && !error.reason.unicodeScalars.contains("\u{1B}")
+        }
+    }
+}

@@ -148,9 +148,12 @@ struct APIManagementCommandTests {
         #expect(requests.count == 200)
         #expect(requests.filter { $0.status == 429 }.isEmpty)
         // 200 requests at 5 a second: the last may start 39.8 s after the first, so never faster.
-        // Alone the run takes about 42 s (1.05x); inside the parallel suite the other tests' load
-        // stretches it (63 s seen), so the upper bound here only catches a throttle far too slow.
-        #expect(seconds >= 199 * 0.2 && seconds <= 200 * 0.2 * 3, "\(seconds) s for 200 requests at 5/s")
+        // Alone the run takes about 42 s (1.05x, measured for issue 23); inside the parallel suite
+        // on a loaded machine the other tests stretch it (63 s and over 120 s seen), so the upper
+        // bound only catches a throttle that never lets requests through: how close it stays to
+        // the limit is a figure for Benchmarks, not for a timed test.
+        #expect(seconds >= 199 * 0.2, "\(seconds) s for 200 requests at 5/s")
+        #expect(seconds <= 200 * 0.2 * 10, "\(seconds) s for 200 requests at 5/s")
         await world.finish()
     }
 }

@@ -105,6 +105,7 @@ import Testing
         for (name, nested, reason) in cases {
             let body = Array(#"{"signedPayload":"\#(try notification(nested, uuid: UUID().uuidString.lowercased()))"}"#.utf8)
             let response = try #require(F.post(port: server.port, body), "\(name)")
+            // Genuinely signed, wrong content: retrying cannot cure it, so 400 (kept as a dead letter).
             #expect(response.status == 400, "\(name): \(response.bodyText)")
             #expect(response.bodyText.contains(#""check":"signedTransactionInfo""#), "\(name): \(response.bodyText)")
             #expect(response.bodyText.contains(reason), "\(name): \(response.bodyText)")

@@ -39,7 +39,7 @@ struct ReceiverTransport: NotificationTransport {
     func post(_ body: [UInt8], to url: URL) -> NotificationAttemptResult {
         switch receiver.receive(body: body) {
         case .accepted, .duplicate: .status(200)
-        case .rejected: .status(400)
+        case .rejected(let rejection): .status(rejection.mayBeOurConfiguration ? 500 : 400)
         case .unavailable: .status(503)
         }
     }

@@ -69,7 +69,7 @@ package func runWhenThisProcessEnds(_ executable: String, _ arguments: [String])
 }
 
 /// glibc's GNU posix_spawn file actions, found with `dlsym`.
-private enum GNUSpawnActions {
+enum GNUSpawnActions {
     typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     typealias ChangeDirectory = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
 
