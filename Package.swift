@@ -136,8 +136,9 @@ let package = Package(
         // ReceiptCrypto that imports COpenSSL; used only by tests and Benchmarks, linked by no product.
         .target(name: "CryptoBaselines", dependencies: ["COpenSSL", "ReceiptCrypto"], swiftSettings: swiftSettings),
         // Not a product: C yardsticks for the Benchmarks (a zero-allocation TLV walker over a DER
-        // receipt), the least work a task needs, measured beside the Swift code on the same bytes.
-        .target(name: "CYardsticks"),
+        // receipt, the cold receipt and JWS chain floors over libcrypto), the least work a task
+        // needs, measured beside the Swift code on the same bytes.
+        .target(name: "CYardsticks", linkerSettings: [.linkedLibrary("crypto")]),
         // Not a product: what several test targets and Benchmarks share (TestReceipts/ paths and
         // lists, test PKIs made once per process, a notification log, raw HTTP helpers).
         .target(

@@ -357,6 +357,11 @@ struct Suite {
             guard let created = parsed.creationDate else { throw BenchmarkError(description: "the receipt has no creation date") }
             try VerificationBench(name: "file", bytes: bytes, anchor: anchor, time: created, purchases: parsed.inAppPurchases.count)
                 .measure(with: harness, into: &report, suffix: "")
+            try ColdVerificationBench.measureReceipt(bytes, anchorBytes: [[UInt8](anchorData)], with: harness, into: &report)
+        } else {
+            // Without --anchor: the cold case against the bundled Apple roots, read from their bytes.
+            let roots = try TrustAnchors.appleRoots.certificates.map(\.derEncoded)
+            try ColdVerificationBench.measureReceipt(bytes, anchorBytes: roots, with: harness, into: &report)
         }
         report.ratio("parse vs openssl-rmstore-parse", "openssl-rmstore-parse", "parse")
         report.ratio("parse vs memcpy", "parse", "memcpy")
@@ -366,19 +371,24 @@ struct Suite {
 
 extension Suite {
     /// `--file` with a JWS or notification body: `jws-verify-warm` and `es256-verify` on it,
-    /// against `--anchor CERT` or the bundled Apple roots, at its signed date.
+    /// against `--anchor CERT` or the bundled Apple roots, at its signed date; then
+    /// `jws-verify-cold` beside `jws-chain-floor` (the anchors parsed from their bytes per operation).
     func runJWSFile(_ bytes: [UInt8]) throws -> Report {
         let anchors: TrustAnchors
+        let anchorBytes: [[UInt8]]
         if let anchorPath = options.anchor {
             guard let anchorData = FileManager.default.contents(atPath: anchorPath) else {
                 throw BenchmarkError(description: "\(anchorPath): cannot be read")
             }
             anchors = TrustAnchors(try Certificate.load([UInt8](anchorData)))
+            anchorBytes = [[UInt8](anchorData)]
         } else {
             anchors = try TrustAnchors.appleRoots
+            anchorBytes = anchors.certificates.map(\.derEncoded)
         }
         var report = Report()
         try JWSVerifyBench(bytes: bytes, anchors: anchors).measure(with: harness, into: &report)
+        try ColdVerificationBench.measureJWS(bytes, anchorBytes: anchorBytes, with: harness, into: &report)
         return report
     }
 }

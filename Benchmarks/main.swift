@@ -34,6 +34,8 @@ struct Options {
     var repeatVerify: (String, String, Int)?
     var repeatJWSVerify: (String, Int)?
     var repeatES256: (String, Int)?
+    var repeatCold: (String, Int)?
+    var repeatFloorChain: (String, Int)?
     var notifications: (store: String, senders: Int, count: Int)?
     var database: String?
 
@@ -86,6 +88,17 @@ struct Options {
                 let path = try value()
                 guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-jws-verify FILE N") }
                 repeatJWSVerify = (path, n)
+            case "--repeat-cold":
+                // For instruction counting: cold-verify the receipt or JWS in FILE N times
+                // (receipt-verify-cold / jws-verify-cold; --anchor CERT, needed for a receipt).
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-cold FILE N") }
+                repeatCold = (path, n)
+            case "--repeat-chain-floor":
+                // The C floor of --repeat-cold (receipt-chain-floor / jws-chain-floor), N times.
+                let path = try value()
+                guard let n = Int(try value()) else { throw BenchmarkError(description: "--repeat-chain-floor FILE N") }
+                repeatFloorChain = (path, n)
             case "--repeat-es256":
                 // The yardstick of --repeat-jws-verify: es256-verify on the JWS in FILE N times.
                 let path = try value()
@@ -126,9 +139,11 @@ struct Options {
                     --targets     issue 16's four rows with their yardsticks: parse vs the C TLV walker,
                                   JSON vs parse, warm verify vs the RSA floor, peak memory of 10,000
                     --jws         only the JWS measurements (jws-decode, es256-verify, jws-verify-warm)
-                    --file PATH   benchmark one receipt (--anchor adds verification against CERT),
-                                  or one JWS or notification body: jws-verify-warm and es256-verify
-                                  against the bundled Apple roots (or --anchor CERT)
+                    --file PATH   benchmark one receipt (--anchor adds verification against CERT,
+                                  and receipt-verify-cold beside receipt-chain-floor), or one JWS or
+                                  notification body: jws-verify-warm and es256-verify, then
+                                  jws-verify-cold beside jws-chain-floor, against the bundled Apple
+                                  roots (or --anchor CERT)
 
                     For callgrind (each exits after the loop and prints a checksum):
                     --repeat-parse FILE N          parse FILE N times
@@ -139,6 +154,8 @@ struct Options {
                     --repeat-jws FILE N            split and decode the JWS in FILE N times
                     --repeat-jws-verify FILE N     warm-verify the JWS in FILE N times
                     --repeat-es256 FILE N          one bare ES256 verify of the JWS in FILE, N times
+                    --repeat-cold FILE N           cold-verify the receipt or JWS in FILE N times (--anchor CERT)
+                    --repeat-chain-floor FILE N    its C chain floor, N times (--anchor CERT)
                     --write-corpus DIR             write 1.der, 1000.der, 10000.der and root.der to DIR
                     --notifications sqlite|postgres SENDERS COUNT [--db DIRECTORY|URL]
                                   acknowledged notifications per second through the receiver and
@@ -247,6 +264,18 @@ if let (path, count) = options.repeatES256 {
     let input = Array(jws.signingInput)
     var valid = 0
     for _ in 0..<count where key.verify(signature: signature, over: input, digest: .sha256) { valid += 1 }
+    print(valid)
+    exit(0)
+}
+
+if let (path, count) = options.repeatCold ?? options.repeatFloorChain {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    let anchorBytes =
+        try options.anchor.map { [[UInt8](FileManager.default.contents(atPath: $0) ?? Data())] }
+        ?? TrustAnchors.appleRoots.certificates.map(\.derEncoded)
+    let operation = try ColdVerificationBench.operation(bytes, anchorBytes: anchorBytes, floor: options.repeatFloorChain != nil)
+    var valid = 0
+    for _ in 0..<count where operation() == 1 { valid += 1 }
     print(valid)
     exit(0)
 }

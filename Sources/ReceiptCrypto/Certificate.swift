@@ -251,6 +251,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     // MARK: Keys and fingerprints
 
     /// The subject public key.
+    ///
+    /// Its ``PublicKey/derEncoded`` is the certificate's own SubjectPublicKeyInfo, re-encoded from
+    /// the parsed structure (`i2d_X509_PUBKEY`), not through OpenSSL 3's key encoders, whose set-up
+    /// cost more than the rest of a cold receipt verification's bookkeeping.
     /// - Throws: ``CryptoError/Code/unsupportedAlgorithm`` if OpenSSL cannot decode the key type.
     public var publicKey: PublicKey {
         get throws(CryptoError) {
@@ -258,7 +262,11 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             guard let key = X509_get_pubkey(handle.pointer) else {
                 throw .openSSL(.unsupportedAlgorithm, "OpenSSL cannot decode the certificate's public key")
             }
-            return try PublicKey(owning: key)
+            guard let info = X509_get_X509_PUBKEY(handle.pointer), let der = encodeDER({ i2d_X509_PUBKEY(info, $0) }) else {
+                EVP_PKEY_free(key)
+                throw .openSSL(.operationFailed, "i2d_X509_PUBKEY failed")
+            }
+            return PublicKey(owning: key, subjectPublicKeyInfo: der)
         }
     }
 

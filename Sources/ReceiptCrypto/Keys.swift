@@ -95,11 +95,11 @@ public struct PublicKey: Sendable, Hashable, CustomStringConvertible {
         derEncoded = der
     }
 
-    /// Wraps a key of which the caller hands over one reference.
-    init(owning key: OpaquePointer) throws(CryptoError) {
-        let handle = EVPKeyHandle(owning: key)
-        self.derEncoded = try handle.subjectPublicKeyInfo()
-        self.handle = handle
+    /// Wraps a key of which the caller hands over one reference, with the SubjectPublicKeyInfo
+    /// it was decoded from (a certificate's, so no encoder runs).
+    init(owning key: OpaquePointer, subjectPublicKeyInfo: [UInt8]) {
+        handle = EVPKeyHandle(owning: key)
+        derEncoded = subjectPublicKeyInfo
     }
 
     /// The key type and size.

@@ -29,8 +29,11 @@ public struct TrustStore: Sendable {
     /// Creates a store that trusts exactly `anchors`. An empty list trusts nothing: every
     /// validation fails with ``ChainValidationFailure/Reason/noTrustAnchors``.
     public init(anchors: [Certificate]) {
-        var seen = Set<Certificate>()
-        self.anchors = anchors.filter { seen.insert($0).inserted }
+        // Compared in place: sets of anchors are small, and hashing each encoding cost more.
+        var unique: [Certificate] = []
+        unique.reserveCapacity(anchors.count)
+        for anchor in anchors where !unique.contains(where: { $0.derEncoded == anchor.derEncoded }) { unique.append(anchor) }
+        self.anchors = unique
     }
 
     /// Validates `leaf` up to one of the anchors at `time`, using `intermediates` as untrusted

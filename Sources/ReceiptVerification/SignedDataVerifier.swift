@@ -289,10 +289,7 @@ final class ChainMachinery: Sendable {
             anchorCount == 0
             ? "no trust anchors are configured, so nothing can be trusted" : "\(anchorCount) anchor\(anchorCount == 1 ? "" : "s")"
         let appleRoots = Set([BundledAnchor.appleIncRoot, .appleRootCAG2, .appleRootCAG3].map(\.sha256Fingerprint))
-        appleAnchorIndices = Set(
-            anchors.certificates.indices.filter { index in
-                (try? anchors.certificates[index].sha256Fingerprint).map { appleRoots.contains(Hex.encode($0)) } ?? false
-            })
+        appleAnchorIndices = Set(anchors.fingerprints.indices.filter { appleRoots.contains(Hex.encode(anchors.fingerprints[$0])) })
     }
 
     /// The chain from the cache when a cached chain applies (time inside its window, its
@@ -308,6 +305,9 @@ final class ChainMachinery: Sendable {
         cache?.recordValidation()
         var others: [Certificate] = []
         for (index, der) in signed.intermediates.enumerated() {
+            // A copy of an anchor (receipts embed their root) could only stand for the anchor it
+            // already is in the trust store: it is not parsed again.
+            if anchors.certificates.contains(where: { bytesEqual($0.derEncoded[...], der) }) { continue }
             do throws(CryptoError) {
                 others.append(try Certificate(derEncoded: Array(der)))
             } catch {

@@ -71,11 +71,22 @@ public struct TrustAnchors: Sendable, Hashable {
     /// to key cached chains.
     let identity: [UInt8]
 
+    /// The SHA-256 fingerprint of each anchor, in order (empty for one whose digest OpenSSL could
+    /// not compute), computed once for ``identity`` and for telling Apple's roots apart.
+    let fingerprints: [[UInt8]]
+
     /// Trusts exactly `certificates`. An empty list trusts nothing.
     public init(_ certificates: [Certificate]) {
-        var seen = Set<Certificate>()
-        self.certificates = certificates.filter { seen.insert($0).inserted }
-        identity = TrustAnchors.identity(of: self.certificates)
+        // Duplicates by their bytes, compared in place: sets of anchors are small, and hashing
+        // every certificate's encoding cost more than comparing a few of them.
+        var unique: [Certificate] = []
+        unique.reserveCapacity(certificates.count)
+        for certificate in certificates where !unique.contains(where: { bytesEqual($0.derEncoded[...], certificate.derEncoded[...]) }) {
+            unique.append(certificate)
+        }
+        self.certificates = unique
+        fingerprints = unique.map { (try? $0.sha256Fingerprint) ?? [] }
+        identity = TrustAnchors.identity(of: unique, fingerprints: fingerprints)
     }
 
     /// Reads every certificate in `bytes`: one DER certificate, or PEM text with one or more
@@ -140,16 +151,12 @@ public struct TrustAnchors: Sendable, Hashable {
         }
     }
 
-    static func identity(of certificates: [Certificate]) -> [UInt8] {
-        var fingerprints: [[UInt8]] = []
-        for certificate in certificates {
-            guard let fingerprint = try? certificate.sha256Fingerprint else {
-                // No digest available: fall back to the encodings themselves (still exact).
-                return certificates.map(\.derEncoded).sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 }
-            }
-            fingerprints.append(fingerprint)
+    static func identity(of certificates: [Certificate], fingerprints unsorted: [[UInt8]]) -> [UInt8] {
+        guard unsorted.allSatisfy({ !$0.isEmpty }) else {
+            // No digest available: fall back to the encodings themselves (still exact).
+            return certificates.map(\.derEncoded).sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 }
         }
-        fingerprints.sort { $0.lexicographicallyPrecedes($1) }
+        let fingerprints = unsorted.sorted { $0.lexicographicallyPrecedes($1) }
         return (try? Digest.hash(.sha256, fingerprints.flatMap { $0 })) ?? fingerprints.flatMap { $0 }
     }
 }
@@ -227,12 +234,30 @@ public enum BundledAnchors {
         get throws(TrustAnchorError) { try certificate(.appleWWDRCA2013) }
     }
 
-    /// The bundled certificate `anchor`, loaded once and checked against its fingerprint.
+    /// The bundled certificate `anchor`, loaded when first asked for (each file on its own: a
+    /// process that needs the three Apple roots parses no other bundled certificate) and checked
+    /// against its fingerprint; the result, certificate or error, is kept for the life of the process.
     public static func certificate(_ anchor: BundledAnchor) throws(TrustAnchorError) -> Certificate {
-        guard let result = loaded[anchor] else {
-            throw TrustAnchorError(code: .missing, source: anchor.fileName, reason: "not a bundled anchor")
+        if let result = loaded.withLock({ $0[anchor] }) { return try result.get() }
+        let result: Result<Certificate, TrustAnchorError>
+        if let directory = locatedDirectory {
+            do throws(TrustAnchorError) {
+                result = .success(try certificate(anchor, in: directory))
+            } catch {
+                result = .failure(error)
+            }
+        } else {
+            result = .failure(
+                TrustAnchorError(
+                    code: .missing, source: anchor.fileName,
+                    reason: "the resource bundle \(bundleName) was not found next to the executable"))
         }
-        return try result.get()
+        // Two threads may load the same file at once; the first result stored is the one kept.
+        return try loaded.withLock { loaded in
+            if let earlier = loaded[anchor] { return earlier }
+            loaded[anchor] = result
+            return result
+        }.get()
     }
 
     /// Loads `anchor` from `directory` (a folder holding the files under their ``BundledAnchor/fileName``),
@@ -279,22 +304,6 @@ public enum BundledAnchors {
         return nil
     }()
 
-    private static let loaded: [BundledAnchor: Result<Certificate, TrustAnchorError>] = {
-        var results: [BundledAnchor: Result<Certificate, TrustAnchorError>] = [:]
-        for anchor in BundledAnchor.allCases {
-            guard let directory = locatedDirectory else {
-                results[anchor] = .failure(
-                    TrustAnchorError(
-                        code: .missing, source: anchor.fileName,
-                        reason: "the resource bundle \(bundleName) was not found next to the executable"))
-                continue
-            }
-            do throws(TrustAnchorError) {
-                results[anchor] = .success(try certificate(anchor, in: directory))
-            } catch {
-                results[anchor] = .failure(error)
-            }
-        }
-        return results
-    }()
+    /// The bundled certificates loaded so far, by ``certificate(_:)``.
+    private static let loaded = Locked<[BundledAnchor: Result<Certificate, TrustAnchorError>]>([:])
 }

@@ -27,4 +27,24 @@ typedef struct {
 /// Returns 0 and fills `result`, or -1 for anything malformed or not DER.
 int cy_walk_receipt(const uint8_t *bytes, size_t count, cy_walk_result *result);
 
+/// Bytes a caller owns: `length` bytes at `bytes`.
+typedef struct {
+    const uint8_t *bytes;
+    size_t length;
+} cy_bytes;
+
+/// The floor of a cold app receipt chain: every certificate of `chain` (leaf first, anchor last,
+/// DER) parsed with `d2i_X509`, each valid at `time` (POSIX seconds), each issuer's name, CA flag
+/// and key usage checked, each certificate's signature verified with its issuer's key (the digest
+/// its signature algorithm names, fetched once per process), then the leaf's RSA signature over the
+/// receipt's `payload` with SHA-256. Returns 1 when everything holds, 0 or -1 otherwise.
+int cy_receipt_chain_floor(const cy_bytes *chain, size_t count, cy_bytes payload, cy_bytes signature, int64_t time);
+
+/// The floor of a cold JWS chain: the signature math. Each certificate of `chain` (leaf first,
+/// anchor last, DER) is split into its TBSCertificate, SubjectPublicKeyInfo and signature; an EC
+/// key is built from each SubjectPublicKeyInfo (`EVP_PKEY_fromdata`); each certificate's
+/// signature is verified with its issuer's key, then the token's DER ECDSA `signature` over
+/// `signingInput` with SHA-256 (ES256) with the leaf's key. Returns 1 when every signature holds.
+int cy_jws_chain_floor(const cy_bytes *chain, size_t count, cy_bytes signingInput, cy_bytes signature);
+
 #endif
