@@ -27,6 +27,7 @@ enum VerifyCommand {
                                        [--device-verification-id <uuid>]
                                        [--app-account-token <uuid>]
                                        [--at signed|now|<date>] [--kind <kind>]
+                                       [--revocation off|ocsp|ocsp-soft] [--ocsp-response <file> ...]
                                        [--json] [--jobs <n>]
 
             ARGUMENTS:
@@ -88,6 +89,7 @@ enum VerifyCommand {
                                       the kind is detected (a payload of no known kind, such as
                                       a renewal info with only environment and signedDate, needs
                                       --kind).
+            \(RevocationOption.help)
               --json                  One JSON object per input, one per line; the summary goes
                                       to standard error.
               --jobs <n>              Inputs verified at once (default: the number of cores).
@@ -110,7 +112,7 @@ enum VerifyCommand {
             valued: [
                 "--bundle-id", "--app-version", "--device-id", "--environment", "--anchor", "--policy", "--at", "--jobs",
                 "--product-id", "--itunes-ca", "--wwdr-ca", "--app-apple-id", "--max-age", "--device-verification-id",
-                "--app-account-token", "--kind",
+                "--app-account-token", "--kind", "--revocation", "--ocsp-response",
             ],
             flagNames: ["--json"])
         guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
@@ -138,13 +140,14 @@ enum VerifyCommand {
         }
 
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
-        let policy: VerificationPolicy
+        var policy: VerificationPolicy
         switch args.value("--policy")?.lowercased() {
         case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
         case "appstore": policy = .appStore
         case "xcode": policy = .xcode
         case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
         }
+        policy.revocation = try RevocationOption.parse(args)
         let anchors = try loadAnchors(anchorNames)
         let verifier = AppReceiptVerifier(anchors: anchors, policy: policy)
         let legacy = try LegacyVerification(arguments: args, anchors: anchors, expectations: expectations)
@@ -382,6 +385,7 @@ enum VerdictReport {
             writer.string("name", check.name.rawValue)
             writer.bool("passed", check.passed)
             writer.string("reason", check.reason)
+            if let report = check.revocationReport { RevocationOption.write(report, into: &writer) }
             writer.endObject()
         }
         writer.endArray()

@@ -1,0 +1,103 @@
+import Foundation
+import JSON
+import ReceiptCrypto
+import ReceiptSigning
+import TestSupport
+import Testing
+
+/// `receipt-tool verify --revocation` against real `openssl ocsp` responders on 127.0.0.1
+/// (``OCSPTestBed``), and `--ocsp-response` files with the responders stopped.
+@Suite struct RevocationCommandTests {
+    static let payload = Array(
+        #"{"transactionId":"42","originalTransactionId":"41","bundleId":"com.example.app","productId":"pro","purchaseDate":1733000000000,"signedDate":1733000000000,"environment":"Production","quantity":1}"#
+            .utf8)
+
+    /// The token and the root of `bed` as files, in a folder of their own (stopping the bed
+    /// removes its folder).
+    func files(_ bed: OCSPTestBed) throws -> (token: String, anchor: String) {
+        let folder = temporaryDirectory("revocation-cli")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let token = folder.appendingPathComponent("token.jws")
+        try Data(try bed.pki.jwsSigner().sign(payload: Self.payload).utf8).write(to: token)
+        let anchor = folder.appendingPathComponent("root.der")
+        try Data(bed.pki.root.derEncoded).write(to: anchor)
+        return (token.path, anchor.path)
+    }
+
+    /// The `revocation` check of a `--json` line.
+    func revocationCheck(_ stdout: String) throws -> JSONValue {
+        let line = try JSONValue.parse(String(try #require(stdout.split(separator: "\n").first)))
+        let checks = try #require(line["checks"]?.arrayValue)
+        return try #require(checks.first { $0["name"]?.stringValue == "revocation" })
+    }
+
+    @Test func goodAndRevokedLeavesAndNoRequestWhenOff() async throws {
+        let good = try OCSPTestBed()
+        let (token, anchor) = try files(good)
+        let off = try await onThread { try ReceiptTool.run(["verify", token, "--anchor", anchor, "--json"]) }
+        #expect(off.status == 0, "\(off.stdout)\(off.stderr)")
+        #expect(!off.stdout.contains("\"revocation\""))
+        #expect(good.leafProxy.connections == 0 && good.intermediateProxy.connections == 0)
+        let checked = try await onThread {
+            try ReceiptTool.run(["verify", token, "--anchor", anchor, "--json", "--revocation", "ocsp", "--at", "now"])
+        }
+        await good.stop()
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        let check = try revocationCheck(checked.stdout)
+        #expect(check["passed"]?.boolValue == true)
+        let statuses = check["revocation"]?["certificates"]?.arrayValue?.compactMap { $0["status"]?.stringValue }
+        #expect(statuses == ["good", "good"], "\(checked.stdout)")
+
+        let revoked = try OCSPTestBed(revoked: ["leaf"])
+        let (revokedToken, revokedAnchor) = try files(revoked)
+        let refused = try await onThread {
+            try ReceiptTool.run(["verify", revokedToken, "--anchor", revokedAnchor, "--json", "--revocation", "ocsp-soft", "--at", "now"])
+        }
+        await revoked.stop()
+        #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
+        let failed = try revocationCheck(refused.stdout)
+        #expect(failed["passed"]?.boolValue == false)
+        #expect(failed["revocation"]?["certificates"]?.arrayValue?.first?["status"]?.stringValue == "revoked", "\(refused.stdout)")
+        #expect(failed["revocation"]?["retryable"]?.boolValue == false)
+    }
+
+    @Test func responderDownIsRetryableUnderOcspAndListedUnderOcspSoft() async throws {
+        let bed = try OCSPTestBed()
+        let (token, anchor) = try files(bed)
+        await bed.stop()
+        let hard = try ReceiptTool.run(["verify", token, "--anchor", anchor, "--json", "--revocation", "ocsp", "--at", "now"])
+        #expect(hard.status == 1, "\(hard.stdout)")
+        #expect(try revocationCheck(hard.stdout)["revocation"]?["retryable"]?.boolValue == true, "\(hard.stdout)")
+        let soft = try ReceiptTool.run(["verify", token, "--anchor", anchor, "--json", "--revocation", "ocsp-soft", "--at", "now"])
+        #expect(soft.status == 0, "\(soft.stdout)")
+        let statuses = try revocationCheck(soft.stdout)["revocation"]?["certificates"]?.arrayValue?.compactMap { $0["status"]?.stringValue }
+        #expect(statuses == ["unavailable", "unavailable"], "\(soft.stdout)")
+    }
+
+    @Test func ocspResponseFilesVerifyWithTheNetworkGone() async throws {
+        let bed = try OCSPTestBed()
+        let (token, anchor) = try files(bed)
+        try bed.openssl([
+            "ocsp", "-index", "index.txt", "-CA", "intermediate.pem", "-rsigner", "intermediate.pem", "-rkey", "intermediate-key.pem",
+            "-issuer", "intermediate.pem", "-cert", "leaf.pem", "-respout", "leaf-ocsp.der", "-ndays", "1",
+        ])
+        try bed.openssl([
+            "ocsp", "-index", "index.txt", "-CA", "root.pem", "-rsigner", "root.pem", "-rkey", "root-key.pem", "-issuer", "root.pem",
+            "-cert", "intermediate.pem", "-respout", "intermediate-ocsp.der", "-ndays", "1",
+        ])
+        let kept = temporaryDirectory("revocation-responses")
+        try FileManager.default.createDirectory(at: kept, withIntermediateDirectories: true)
+        var responses: [String] = []
+        for name in ["leaf-ocsp.der", "intermediate-ocsp.der"] {
+            try FileManager.default.copyItem(at: bed.directory.appendingPathComponent(name), to: kept.appendingPathComponent(name))
+            responses += ["--ocsp-response", kept.appendingPathComponent(name).path]
+        }
+        await bed.stop()
+        let result = try ReceiptTool.run(["verify", token, "--anchor", anchor, "--json", "--revocation", "ocsp", "--at", "now"] + responses)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let sources = try revocationCheck(result.stdout)["revocation"]?["certificates"]?.arrayValue?.compactMap { $0["source"]?.stringValue }
+        #expect(sources == ["offline", "offline"], "\(result.stdout)")
+        let misuse = try ReceiptTool.run(["verify", token, "--anchor", anchor] + responses)
+        #expect(misuse.status == 64 && misuse.stderr.contains("--revocation"))
+    }
+}
