@@ -93,9 +93,12 @@ import Testing
             responses += ["--ocsp-response", kept.appendingPathComponent(name).path]
         }
         await bed.stop()
-        let result = try ReceiptTool.run(["verify", token, "--anchor", anchor, "--json", "--revocation", "ocsp", "--at", "now"] + responses)
+        let result = try ReceiptTool.run(
+            ["verify", token, "--anchor", anchor, "--json", "--revocation", "ocsp", "--at", "now"] + responses)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        let sources = try revocationCheck(result.stdout)["revocation"]?["certificates"]?.arrayValue?.compactMap { $0["source"]?.stringValue }
+        let sources = try revocationCheck(result.stdout)["revocation"]?["certificates"]?.arrayValue?.compactMap {
+            $0["source"]?.stringValue
+        }
         #expect(sources == ["offline", "offline"], "\(result.stdout)")
         let misuse = try ReceiptTool.run(["verify", token, "--anchor", anchor] + responses)
         #expect(misuse.status == 64 && misuse.stderr.contains("--revocation"))
