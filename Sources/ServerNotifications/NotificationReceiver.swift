@@ -85,8 +85,11 @@ public struct NotificationReceiver: Sendable {
             // policy, the app's ids): a genuinely signed notification whose content is wrong —
             // a nested token of another kind or app, an unknown `crit` — stays wrong however often
             // Apple retries it, so it is answered 400 (and kept as a dead letter either way).
-            let rejection = NotificationRejection(
+            var rejection = NotificationRejection(
                 check: failure?.name ?? .parse, reason: failure?.reason ?? "a check the policy requires did not run", notificationUUID: nil)
+            // A revocation check that a retry could pass (a responder unreachable under hard-fail)
+            // is answered 5xx too, so that Apple sends the notification again.
+            if verdict.isRetryable { rejection.mayBeOurConfiguration = true }
             return .rejected(rejection)
         }
         guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: receivedDate) else {
@@ -175,7 +178,8 @@ public struct NotificationRejection: Error, Sendable, CustomStringConvertible {
     /// The notification's UUID, when it was read.
     public let notificationUUID: String?
     /// Whether the body may be Apple's and refused only because of our configuration (see
-    /// ``configurationChecks``): such a rejection is answered 5xx, so that Apple retries it.
+    /// ``configurationChecks``), or because its revocation could not be checked in a way a retry
+    /// could cure: such a rejection is answered 5xx, so that Apple retries it.
     public var mayBeOurConfiguration: Bool
     /// The id of the dead letter that keeps the body, once kept.
     public var deadLetterId: Int64?

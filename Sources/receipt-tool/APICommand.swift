@@ -95,6 +95,7 @@ enum APICommand {
                                       paging call may take, every page and retry included
                                       (default 300 seconds). A page token that repeats an
                                       earlier one ends the call too.
+            \(RevocationOption.help)
               -h, --help              Show help information.
 
             REQUEST OPTIONS:
@@ -143,7 +144,7 @@ enum APICommand {
                 "--issuer-id", "--key-id", "--private-key", "--bundle-id", "--environment", "--base-url", "--anchor", "--timeout",
                 "--max-attempts", "--from-receipt", "--receipt-anchor", "--itunes-ca", "--wwdr-ca", "--product-id", "--product-type",
                 "--sort", "--revoked", "--status", "--start", "--end", "--body", "--image", "--image-size", "--max-response-bytes",
-                "--max-total-bytes", "--paging-deadline",
+                "--max-total-bytes", "--paging-deadline", "--revocation", "--ocsp-response",
             ],
             flagNames: ["--json", "--unverified-receipt", "--only-failures", "--legacy-host"])
         guard let request = args.positional.first else { throw UsageError("missing request: \(requests.sorted().joined(separator: ", "))") }
@@ -353,9 +354,11 @@ enum APICommand {
         let anchors = try VerifyCommand.loadAnchors(args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor"))
         let pem = String(decoding: try readInput(keyFile, limit: 64 << 10), as: UTF8.self)
         let key = try AppStoreConnectKey(issuerID: issuer, keyID: keyID, p8: pem)
+        var policy = VerificationPolicy.appStore
+        policy.revocation = try RevocationOption.parse(args)
         return try AppStoreServerAPIClient(
             configuration: .init(
-                key: key, bundleID: bundleID, environment: environment, anchors: anchors, timeout: timeout, retry: retry,
+                key: key, bundleID: bundleID, environment: environment, anchors: anchors, policy: policy, timeout: timeout, retry: retry,
                 maximumResponseSize: maximumResponseSize, maximumTotalResponseSize: maximumTotal, pagingDeadline: pagingDeadline))
     }
 

@@ -67,6 +67,8 @@ enum ServeCommand {
               --log-format <format>   text (default) or json: one JSON object per line (time,
                                       level, method, path, status, outcome, detail,
                                       remoteAddress), request text escaped.
+            \(RevocationOption.help)
+                                      Applies to receipts, notifications and real-time requests.
               -h, --help              Show help information.
 
             NOTIFICATIONS (App Store Server Notifications V2):
@@ -132,6 +134,7 @@ enum ServeCommand {
                 "--host", "--port", "--environment", "--anchor", "--itunes-ca", "--wwdr-ca", "--shared-secret", "--at", "--max-connections",
                 "--max-connections-per-client", "--trusted-proxy", "--max-body-bytes", "--request-timeout", "--notifications-db",
                 "--bundle-id", "--app-apple-id", "--policy", "--notifications-path", "--retention-path", "--retention-config",
+                "--revocation", "--ocsp-response",
                 "--log-format", "--dead-letters-max-count", "--dead-letters-max-age",
             ],
             flagNames: ["--quiet"])
@@ -188,7 +191,8 @@ enum ServeCommand {
 
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
         let anchors = try VerifyCommand.loadAnchors(anchorNames)
-        let policy: VerificationPolicy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+        var policy: VerificationPolicy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+        policy.revocation = try RevocationOption.parse(args)
         let transactionVerifier = try transactionReceiptVerifier(args, anchors: anchors)
         let endpoint = VerifyReceiptEndpoint(
             configuration: .init(
@@ -291,13 +295,14 @@ extension ServeCommand {
         if environment == .production, appAppleId == nil {
             throw UsageError("\(option) in production needs --app-apple-id (Apple checks it on production notifications)")
         }
-        let policy: VerificationPolicy
+        var policy: VerificationPolicy
         switch args.value("--policy")?.lowercased() {
         case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
         case "appstore": policy = .appStore
         case "xcode": policy = .xcode
         case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
         }
+        policy.revocation = try RevocationOption.parse(args)
         return (
             NotificationVerifier(anchors: anchors, policy: policy),
             JWSExpectations(

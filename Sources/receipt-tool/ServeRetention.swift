@@ -38,13 +38,14 @@ extension ServeCommand {
         } catch {
             throw UsageError("--retention-config \(terminalQuoted(file)): \(error.reason)")
         }
-        let policy: VerificationPolicy
+        var policy: VerificationPolicy
         switch args.value("--policy")?.lowercased() {
         case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
         case "appstore": policy = .appStore
         case "xcode": policy = .xcode
         case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
         }
+        policy.revocation = try RevocationOption.parse(args)
         return RetentionEndpoint(
             path: path, verifier: RealtimeRequestVerifier(anchors: anchors, policy: policy),
             expectations: JWSExpectations(appAppleId: appAppleId, environments: [environment == .production ? .production : .sandbox]),

@@ -103,4 +103,44 @@ import Testing
         let misuse = try ReceiptTool.run(["verify", token, "--anchor", anchor] + responses)
         #expect(misuse.status == 64 && misuse.stderr.contains("--revocation"))
     }
+
+    /// A TEST notification body for com.example.app signed by `pki`.
+    func notificationBody(_ pki: TestPKI) throws -> [UInt8] {
+        let signed = Int64(Date().timeIntervalSince1970 * 1000)
+        let uuid = UUID().uuidString.lowercased()
+        let payload = Array(
+            (#"{"notificationType":"TEST","notificationUUID":"\#(uuid)","data":{"bundleId":"com.example.app","appAppleId":531412,"#
+                + #""environment":"Production"},"version":"2.0","signedDate":\#(signed)}"#).utf8)
+        return Array(#"{"signedPayload":"\#(try pki.jwsSigner().sign(payload: payload))"}"#.utf8)
+    }
+
+    /// `serve` receiving notifications that chain to `anchor`, checking revocation by OCSP.
+    func serve(anchor: String) throws -> ServeProcess {
+        let database = temporaryDirectory("revocation-serve").appendingPathComponent("n.db").path
+        return try ServeProcess([
+            "--notifications-db", database, "--anchor", anchor, "--bundle-id", "com.example.app", "--app-apple-id", "531412",
+            "--environment", "production", "--revocation", "ocsp", "--quiet",
+        ])
+    }
+
+    /// `serve --revocation ocsp`: a notification whose leaf is revoked is refused 400 naming
+    /// `revocation`; with the responders down it is refused 500, so that Apple sends it again.
+    @Test func serveRefusesRevokedAndRetriesUnreachable() async throws {
+        let revokedBed = try OCSPTestBed(revoked: ["leaf"])
+        let server = try serve(anchor: try files(revokedBed).anchor)
+        defer { _ = server.stop() }
+        try #require(server.port != 0, "\(server.firstLine)")
+        let revoked = try #require(NotificationFixtures.post(port: server.port, try notificationBody(revokedBed.pki)))
+        await revokedBed.stop()
+        #expect(revoked.status == 400 && revoked.bodyText.contains(#""check":"revocation""#), "\(revoked.bodyText)")
+
+        let downBed = try OCSPTestBed()
+        let downServer = try serve(anchor: try files(downBed).anchor)
+        defer { _ = downServer.stop() }
+        try #require(downServer.port != 0, "\(downServer.firstLine)")
+        let body = try notificationBody(downBed.pki)
+        await downBed.stop()
+        let unreachable = try #require(NotificationFixtures.post(port: downServer.port, body))
+        #expect(unreachable.status == 500 && unreachable.bodyText.contains(#""check":"revocation""#), "\(unreachable.bodyText)")
+    }
 }
