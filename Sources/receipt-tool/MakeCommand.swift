@@ -179,7 +179,7 @@ enum PKICommand {
         summary: "Create a test PKI (root, intermediate, leaf with Apple-like markers) as PEM files.",
         help: """
             USAGE: receipt-tool pki <directory> [--digest sha1|sha256|sha384] [--bits <n>]
-                                    [--jws] [--xcode]
+                                    [--jws] [--xcode] [--ocsp-url <url>] [--intermediate-ocsp-url <url>]
 
             ARGUMENTS:
               <directory>       Where to write the PEM files (created if missing; existing files
@@ -199,6 +199,15 @@ enum PKICommand {
                                 With --jws: one self-signed P-256 "StoreKit Testing in Xcode"
                                 certificate valid for a year from yesterday (xcode-jws.pem,
                                 xcode-jws-key.pem), like the one Xcode signs JWS with.
+              --ocsp-url <url>  The OCSP responder named in the leaf's Authority Information
+                                Access (the responder for the intermediate's certificates).
+              --intermediate-ocsp-url <url>
+                                The responder named in the intermediate's (for the root's).
+                                With either, index.txt (OpenSSL's CA index of the intermediate
+                                and the leaf, both valid) is written too, so that
+                                'openssl ocsp -index index.txt -CA intermediate.pem -rsigner
+                                intermediate.pem -rkey intermediate-key.pem -port N' answers
+                                for the leaf (and the same with root.pem for the intermediate).
               -h, --help        Show help information.
 
             FILES (default and --jws):
@@ -210,7 +219,8 @@ enum PKICommand {
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let args = try Arguments(arguments, valued: ["--digest", "--bits"], flagNames: ["--xcode", "--jws"])
+        let args = try Arguments(
+            arguments, valued: ["--digest", "--bits", "--ocsp-url", "--intermediate-ocsp-url"], flagNames: ["--xcode", "--jws"])
         guard args.positional.count == 1 else {
             throw UsageError(args.positional.isEmpty ? "missing <directory>" : "expected one <directory>")
         }
@@ -227,8 +237,18 @@ enum PKICommand {
             guard let bits = Int(text), (1024...8192).contains(bits) else { throw UsageError("--bits '\(text)' is not from 1024 to 8192") }
             options.keyBits = bits
         }
+        for name in ["--ocsp-url", "--intermediate-ocsp-url"] {
+            guard let text = args.value(name) else { continue }
+            guard !args.flag("--xcode") else { throw UsageError("\(name) is for a PKI with an intermediate, not --xcode") }
+            guard let url = URL(string: text), url.scheme == "http", url.host != nil else {
+                throw UsageError("\(name) must be an http:// URL (OCSP is not fetched over https), found \(terminalQuoted(text))")
+            }
+        }
+        options.leafOCSPURL = args.value("--ocsp-url")
+        options.intermediateOCSPURL = args.value("--intermediate-ocsp-url")
         let directory = URL(fileURLWithPath: args.positional[0])
         var written: [(String, Certificate)] = []
+        var index: String?
         do {
             if jws, args.flag("--xcode") {
                 // Whole seconds, from yesterday: valid for a year, as Xcode's certificate is.
@@ -240,9 +260,14 @@ enum PKICommand {
                 try Data(try signer.key.pemEncoded.utf8).write(to: directory.appendingPathComponent("xcode-jws-key.pem"), options: .atomic)
                 written = [("xcode-jws.pem", certificate)]
             } else if jws {
-                let pki = try TestPKI.jws { $0.digest = options.digest }
+                let pki = try TestPKI.jws {
+                    $0.digest = options.digest
+                    $0.leafOCSPURL = options.leafOCSPURL
+                    $0.intermediateOCSPURL = options.intermediateOCSPURL
+                }
                 try pki.write(to: directory)
                 written = [("root.pem", pki.root), ("intermediate.pem", pki.intermediate), ("leaf.pem", pki.leaf)]
+                index = pki.opensslIndex()
             } else if args.flag("--xcode") {
                 let storeKit = try TestPKI.storeKitTestCertificate()
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -254,6 +279,11 @@ enum PKICommand {
                 let pki = try TestPKI.generate(options)
                 try pki.write(to: directory)
                 written = [("root.pem", pki.root), ("intermediate.pem", pki.intermediate), ("leaf.pem", pki.leaf)]
+                index = pki.opensslIndex()
+            }
+            if let index, options.leafOCSPURL != nil || options.intermediateOCSPURL != nil {
+                try Data(index.utf8).write(to: directory.appendingPathComponent("index.txt"), options: .atomic)
+                // `openssl ocsp -index` also reads index.txt.attr when it exists; none is needed.
             }
         } catch let error as ToolFailure {
             throw error

@@ -144,3 +144,57 @@ import Testing
         #expect(unreachable.status == 500 && unreachable.bodyText.contains(#""check":"revocation""#), "\(unreachable.bodyText)")
     }
 }
+
+/// The offline flow a user follows with nothing but the tool and OpenSSL: `pki --ocsp-url` makes a
+/// PKI naming responders and its CA index, `make --jws` signs a token, `openssl ocsp -respout`
+/// answers for its certificates from that index, and `verify --ocsp-response` checks revocation
+/// with no network.
+@Suite struct PKIOCSPCommandTests {
+    func openssl(_ arguments: [String], in directory: URL) throws -> Int32 {
+        try spawnAndWait(
+            "/usr/bin/openssl", arguments, directory: directory, environment: ProcessInfo.processInfo.environment,
+            output: directory.appendingPathComponent("openssl.log"))
+    }
+
+    @Test func pkiWithResponders_thenCapturedResponsesVerifyOffline() throws {
+        let directory = temporaryDirectory("pki-ocsp")
+        let made = try ReceiptTool.run([
+            "pki", directory.path, "--jws", "--ocsp-url", "http://127.0.0.1:9/leaf", "--intermediate-ocsp-url", "http://127.0.0.1:9/ca",
+        ])
+        #expect(made.status == 0, "\(made.stderr)")
+        let index = try String(contentsOf: directory.appendingPathComponent("index.txt"), encoding: .utf8)
+        #expect(index.split(separator: "\n").count == 2 && index.split(separator: "\n").allSatisfy { $0.hasPrefix("V\t") }, "\(index)")
+        let leaf = try Certificate.load(Array(try Data(contentsOf: directory.appendingPathComponent("leaf.pem"))))
+        #expect(leaf.first?.ocspURLs == ["http://127.0.0.1:9/leaf"])
+
+        let payload = directory.appendingPathComponent("payload.json")
+        try Data(RevocationCommandTests.payload).write(to: payload)
+        let token = directory.appendingPathComponent("token.jws").path
+        let signed = try ReceiptTool.run([
+            "make", payload.path, "--jws", "--key", directory.appendingPathComponent("leaf-key.pem").path, "--cert",
+            directory.appendingPathComponent("leaf.pem").path, "--chain", directory.appendingPathComponent("intermediate.pem").path,
+            "--chain", directory.appendingPathComponent("root.pem").path, "-o", token,
+        ])
+        #expect(signed.status == 0, "\(signed.stderr)")
+        for (issuer, subject, output) in [("intermediate", "leaf", "leaf.der"), ("root", "intermediate", "intermediate.der")] {
+            let status = try openssl(
+                [
+                    "ocsp", "-index", "index.txt", "-CA", "\(issuer).pem", "-rsigner", "\(issuer).pem", "-rkey", "\(issuer)-key.pem",
+                    "-issuer", "\(issuer).pem", "-cert", "\(subject).pem", "-respout", output, "-ndays", "1",
+                ], in: directory)
+            #expect(status == 0, "openssl ocsp for \(subject)")
+        }
+        let anchor = directory.appendingPathComponent("root.pem").path
+        let offline = try ReceiptTool.run([
+            "verify", token, "--anchor", anchor, "--revocation", "ocsp", "--at", "now", "--json", "--ocsp-response",
+            directory.appendingPathComponent("leaf.der").path, "--ocsp-response", directory.appendingPathComponent("intermediate.der").path,
+        ])
+        #expect(offline.status == 0, "\(offline.stdout)\(offline.stderr)")
+        #expect(offline.stdout.contains(#""status":"good""#) && offline.stdout.contains(#""source":"offline""#), "\(offline.stdout)")
+        // Asked without the files, the responders the certificates name are not there: a retryable failure.
+        let online = try ReceiptTool.run(["verify", token, "--anchor", anchor, "--revocation", "ocsp", "--at", "now", "--json"])
+        #expect(online.status == 1 && online.stdout.contains(#""retryable":true"#), "\(online.stdout)")
+        let bad = try ReceiptTool.run(["pki", directory.path, "--jws", "--ocsp-url", "https://example.com/ocsp"])
+        #expect(bad.status == 64)
+    }
+}
