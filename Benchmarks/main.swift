@@ -22,6 +22,7 @@ struct Options {
     var quick = false
     var targets = false
     var jws = false
+    var ocsp = false
     var file: String?
     var anchor: String?
     var memoryProbe: String?
@@ -58,6 +59,7 @@ struct Options {
             case "--quick": quick = true
             case "--targets": targets = true
             case "--jws": jws = true
+            case "--ocsp": ocsp = true
             case "--file": file = try value()
             case "--anchor": anchor = try value()
             case "--memory-probe": memoryProbe = try value()
@@ -139,6 +141,8 @@ struct Options {
                     --targets     issue 16's four rows with their yardsticks: parse vs the C TLV walker,
                                   JSON vs parse, warm verify vs the RSA floor, peak memory of 10,000
                     --jws         only the JWS measurements (jws-decode, es256-verify, jws-verify-warm)
+                    --ocsp        warm JWS verification with cached OCSP answers against the same without
+                                  revocation (jws-verify-warm-ocsp / jws-verify-warm-same-pki; needs openssl)
                     --file PATH   benchmark one receipt (--anchor adds verification against CERT,
                                   and receipt-verify-cold beside receipt-chain-floor), or one JWS or
                                   notification body: jws-verify-warm and es256-verify, then
@@ -283,6 +287,17 @@ if let (path, count) = options.repeatCold ?? options.repeatFloorChain {
 if let (store, senders, count) = options.notifications {
     do {
         try NotificationsBenchmark.run(store: store, senders: senders, count: count, location: options.database)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+if options.ocsp {
+    do {
+        let report = try OCSPOverheadBench.run(harness: Harness(runs: options.runs, seconds: options.seconds))
+        report.print(json: options.json)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
