@@ -97,11 +97,9 @@ public final class OCSPChecker: Sendable {
 
     /// The status of `certificate`, whose issuer is `above[0]` and anchor `above.last`.
     func status(of certificate: Certificate, above: [Certificate], at time: Date) -> CertificateRevocation {
-        let subject = "\(certificate.subject)"
-        let serial = certificate.serialNumberHex
         guard let issuer = above.first else {
             return CertificateRevocation(
-                subject: subject, serialNumberHex: serial, status: .unavailable(reason: "it has no issuer in the chain", retryable: false),
+                certificate: certificate, status: .unavailable(reason: "it has no issuer in the chain", retryable: false),
                 responderURL: nil, signer: nil, thisUpdate: nil, nextUpdate: nil, source: nil)
         }
         let key = OCSPResponseCache.Key(certificate: certificate.derEncoded, issuer: issuer.derEncoded)
@@ -119,11 +117,11 @@ public final class OCSPChecker: Sendable {
             case .unknown: status = .unknown
             }
             return CertificateRevocation(
-                subject: subject, serialNumberHex: serial, status: status, responderURL: answer.responderURL, signer: answer.signer,
+                certificate: certificate, status: status, responderURL: answer.responderURL, signer: answer.signer,
                 thisUpdate: answer.thisUpdate, nextUpdate: answer.nextUpdate, source: answer.source)
         case .unavailable(let reason, let retryable, let url):
             return CertificateRevocation(
-                subject: subject, serialNumberHex: serial, status: .unavailable(reason: reason, retryable: retryable), responderURL: url,
+                certificate: certificate, status: .unavailable(reason: reason, retryable: retryable), responderURL: url,
                 signer: nil, thisUpdate: nil, nextUpdate: nil, source: nil)
         }
     }

@@ -1,6 +1,6 @@
 public import Foundation
 import Internals
-import ReceiptCrypto
+public import ReceiptCrypto
 
 /// Whether, and how, the certificates of a validated chain are checked for revocation: a value of
 /// ``VerificationPolicy/revocation``.
@@ -88,10 +88,13 @@ public enum RevocationSource: String, Sendable, Hashable {
 
 /// The revocation status of one certificate of a chain, and who said so.
 public struct CertificateRevocation: Sendable, CustomStringConvertible {
-    /// The certificate's subject.
-    public let subject: String
-    /// Its serial number in upper-case hex.
-    public let serialNumberHex: String
+    /// The certificate checked.
+    public let certificate: Certificate
+    /// The certificate's subject (written when read: a warm verification with cached answers
+    /// never formats it).
+    public var subject: String { "\(certificate.subject)" }
+    /// Its serial number in upper-case hex (read when asked for).
+    public var serialNumberHex: String { certificate.serialNumberHex }
     /// The status.
     public let status: RevocationStatus
     /// The responder URL asked (or that answered a cached response), nil when none was.
