@@ -44,6 +44,25 @@ package enum TerminalEscaping {
         text.split(separator: "\n", omittingEmptySubsequences: false).map { escaped(String($0)) }.joined(separator: "\n")
     }
 
+    /// `text` in double quotes for a message: `"` and `\` escaped with a backslash, everything the
+    /// rule names escaped as by ``escaped(_:)``.
+    package static func quoted(_ text: String) -> String {
+        var result = String.UnicodeScalarView()
+        result.append("\"")
+        for scalar in text.unicodeScalars {
+            if scalar == "\"" || scalar == "\\" {
+                result.append("\\")
+                result.append(scalar)
+            } else if needsEscaping(scalar) {
+                result.append(contentsOf: escape(scalar).unicodeScalars)
+            } else {
+                result.append(scalar)
+            }
+        }
+        result.append("\"")
+        return String(result)
+    }
+
     private static func escape(_ scalar: Unicode.Scalar) -> String {
         switch scalar {
         case "\n": return "\\n"

@@ -1,3 +1,4 @@
+import Internals
 public import JSON
 
 /// Which products grant which entitlement: the product model a backend configures (`"pro"` is
@@ -90,17 +91,5 @@ public struct EntitlementMap: Sendable, Hashable {
 
     /// `text` in quotes, with quotes, backslashes and control characters escaped (it may come
     /// from a file or a command line and reaches a terminal).
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (scalar.value >= 0x80 && scalar.value < 0xA0):
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func quoted(_ text: String) -> String { TerminalEscaping.quoted(text) }
 }

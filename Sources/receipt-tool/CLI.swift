@@ -206,13 +206,10 @@ func transactionReceiptVerifier(_ args: Arguments, anchors: TrustAnchors) throws
 }
 
 /// A file path or a name as it reaches the terminal: in double quotes, whole (never shortened),
-/// with control characters (C0, DEL, C1) and double quotes escaped, so that it can neither move
+/// escaped by the one terminal rule with its quotes and backslashes, so that it can neither move
 /// the cursor nor end the quote.
 func terminalQuoted(_ path: String) -> String {
-    let escaped = path.unicodeScalars.map { scalar in
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\"" ? scalar.escaped(asASCII: true) : String(scalar)
-    }
-    return "\"" + escaped.joined() + "\""
+    TerminalEscaping.quoted(path)
 }
 
 /// Lowercase hex of bytes, shortened to `limit` bytes with an ellipsis.

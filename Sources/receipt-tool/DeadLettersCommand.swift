@@ -135,7 +135,8 @@ enum DeadLettersCommand {
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
         let anchors = try VerifyCommand.loadAnchors(anchorNames)
         let (verifier, expectations) = try ServeCommand.notificationVerification(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "dead-letters retry")
+            args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "dead-letters retry",
+            revocation: .off)
         let (store, letters) = try open(location, options: NotificationStoreOptions(create: false))
         defer { store.close() }
         let receiver = NotificationReceiver(verifier: verifier, expectations: expectations, store: store, deadLetters: letters)

@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import Foundation
+import Internals
 import JSON
 import JWS
 import ReceiptVerification
@@ -74,15 +75,9 @@ enum ManagementRequests {
         return out.joined(separator: "\n")
     }
 
-    /// `text` in double quotes, control and non-ASCII characters, `"` and `\` escaped, at most 80 characters
-    /// shown: how an input string reaches the terminal.
+    /// `text` in double quotes by the one terminal rule (`TerminalEscaping.quoted`), at most 80
+    /// characters shown: how an input string reaches the terminal.
     static func quoted(_ text: String) -> String {
-        let shown = text.count > 80 ? String(text.prefix(80)) + "…" : text
-        return "\""
-            + shown.unicodeScalars.map {
-                $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" ? String($0) : $0.escaped(asASCII: true)
-            }
-            .joined()
-            + "\""
+        TerminalEscaping.quoted(text.count > 80 ? String(text.prefix(80)) + "…" : text)
     }
 }

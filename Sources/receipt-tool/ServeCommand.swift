@@ -192,7 +192,8 @@ enum ServeCommand {
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
         let anchors = try VerifyCommand.loadAnchors(anchorNames)
         var policy: VerificationPolicy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        policy.revocation = try RevocationOption.parse(args)
+        let revocation = try RevocationOption.parse(args)
+        policy.revocation = revocation
         let transactionVerifier = try transactionReceiptVerifier(args, anchors: anchors)
         let endpoint = VerifyReceiptEndpoint(
             configuration: .init(
@@ -202,8 +203,9 @@ enum ServeCommand {
         let metrics = ServerMetrics(bundleIds: args.value("--bundle-id").map { [$0] } ?? [])
         let notifications = try notificationsEndpoint(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
-            requestTimeout: configuration.requestTimeout, metrics: metrics)
-        let retention = try retentionEndpoint(args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time)
+            requestTimeout: configuration.requestTimeout, metrics: metrics, revocation: revocation)
+        let retention = try retentionEndpoint(
+            args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time, revocation: revocation)
         let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications, retention: retention, metrics: metrics)
         let logging = LoggingEndpoint(routes: routes, quiet: quiet, log: log)
         let server = HTTPServer(configuration: configuration, handler: MeasuredHandler(logging, routes: routes, metrics: metrics))
@@ -230,10 +232,25 @@ enum ServeCommand {
 }
 
 extension ServeCommand {
+    /// The policy of the signed data `serve` receives (notifications, real-time requests):
+    /// `--policy`, or xcode when every anchor is, with the revocation `--revocation` asked for
+    /// (read once, shared with the receipts' policy).
+    static func signedDataPolicy(_ args: Arguments, anchorNames: [String], revocation: RevocationPolicy) throws -> VerificationPolicy {
+        var policy: VerificationPolicy
+        switch args.value("--policy")?.lowercased() {
+        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+        case "appstore": policy = .appStore
+        case "xcode": policy = .xcode
+        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
+        }
+        policy.revocation = revocation
+        return policy
+    }
+
     /// The notifications endpoint `--notifications-db` asks for (nil without it).
     static func notificationsEndpoint(
         _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime,
-        requestTimeout: Duration, metrics: ServerMetrics
+        requestTimeout: Duration, metrics: ServerMetrics, revocation: RevocationPolicy
     ) throws -> NotificationsEndpoint? {
         let options = [
             "--bundle-id", "--app-apple-id", "--policy", "--notifications-path", "--dead-letters-max-count", "--dead-letters-max-age",
@@ -248,7 +265,8 @@ extension ServeCommand {
             return nil
         }
         let (verifier, expectations) = try notificationVerification(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "--notifications-db")
+            args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "--notifications-db",
+            revocation: revocation)
         let path = args.value("--notifications-path") ?? "/notifications"
         guard isRoutePath(path), path != "/health", path != "/verifyReceipt" else {
             throw UsageError(
@@ -282,7 +300,8 @@ extension ServeCommand {
     /// The verifier and expectations of notifications that `--bundle-id`, `--app-apple-id`,
     /// `--policy`, `--anchor` and `--environment` ask for (`serve` and `dead-letters retry`).
     static func notificationVerification(
-        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, option: String
+        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, option: String,
+        revocation: RevocationPolicy
     ) throws -> (NotificationVerifier, JWSExpectations) {
         guard let bundle = args.value("--bundle-id"), !bundle.isEmpty else {
             throw UsageError("\(option) needs --bundle-id (notifications of any app would be accepted otherwise)")
@@ -295,14 +314,7 @@ extension ServeCommand {
         if environment == .production, appAppleId == nil {
             throw UsageError("\(option) in production needs --app-apple-id (Apple checks it on production notifications)")
         }
-        var policy: VerificationPolicy
-        switch args.value("--policy")?.lowercased() {
-        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        case "appstore": policy = .appStore
-        case "xcode": policy = .xcode
-        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
-        }
-        policy.revocation = try RevocationOption.parse(args)
+        let policy = try signedDataPolicy(args, anchorNames: anchorNames, revocation: revocation)
         return (
             NotificationVerifier(anchors: anchors, policy: policy),
             JWSExpectations(

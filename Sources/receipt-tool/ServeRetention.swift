@@ -8,7 +8,8 @@ import VerifyReceipt
 extension ServeCommand {
     /// The Retention Messaging real-time endpoint `--retention-path` asks for (nil without it).
     static func retentionEndpoint(
-        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime
+        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime,
+        revocation: RevocationPolicy
     ) throws -> RetentionEndpoint? {
         guard let path = args.value("--retention-path") else {
             if args.value("--retention-config") != nil { throw UsageError("--retention-config configures --retention-path: give it too") }
@@ -38,14 +39,7 @@ extension ServeCommand {
         } catch {
             throw UsageError("--retention-config \(terminalQuoted(file)): \(error.reason)")
         }
-        var policy: VerificationPolicy
-        switch args.value("--policy")?.lowercased() {
-        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        case "appstore": policy = .appStore
-        case "xcode": policy = .xcode
-        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
-        }
-        policy.revocation = try RevocationOption.parse(args)
+        let policy = try signedDataPolicy(args, anchorNames: anchorNames, revocation: revocation)
         return RetentionEndpoint(
             path: path, verifier: RealtimeRequestVerifier(anchors: anchors, policy: policy),
             expectations: JWSExpectations(appAppleId: appAppleId, environments: [environment == .production ? .production : .sandbox]),

@@ -21,6 +21,12 @@ import Testing
         }
     }
 
+    @Test func quoted_escapesQuotesBackslashesAndTheRule() {
+        #expect(TerminalEscaping.quoted("caf\u{E9}") == "\"caf\u{E9}\"")
+        #expect(TerminalEscaping.quoted("a\"b\\c") == #""a\"b\\c""#)
+        #expect(TerminalEscaping.quoted("x\u{1B}[2J\ny\u{202E}") == #""x\u{1B}[2J\ny\u{202E}""#)
+    }
+
     @Test func escapedKeepingLines_keepsOnlyTheLineBreaks() {
         #expect(TerminalEscaping.escapedKeepingLines("one\ntwo\u{1B}[K\n\nthree\r") == "one\ntwo\\u{1B}[K\n\nthree\\r")
     }

@@ -174,8 +174,8 @@ public struct RevocationReport: Sendable, CustomStringConvertible {
 }
 
 extension VerificationText {
-    /// `text` for people: control characters and invalid UTF-8 as `\xNN`, URL passwords masked.
+    /// `text` for people: URL passwords masked, then escaped by the one terminal rule.
     static func escaped(_ text: String) -> String {
-        Redaction.redacted(FileBytes.escaped(Array(text.utf8)))
+        TerminalEscaping.escaped(Redaction.redacted(text))
     }
 }
