@@ -38,6 +38,7 @@ struct Options {
     var repeatCold: (String, Int)?
     var repeatFloorChain: (String, Int)?
     var notifications: (store: String, senders: Int, count: Int)?
+    var entitlementQueries: (rows: Int, queries: Int)?
     var database: String?
 
     init(_ arguments: [String]) throws {
@@ -69,6 +70,16 @@ struct Options {
                     throw BenchmarkError(description: "--notifications sqlite|postgres SENDERS COUNT")
                 }
                 notifications = (store, senders, count)
+            case "--entitlement-queries":
+                guard let rows = Int(try value()), rows > 0 else {
+                    throw BenchmarkError(description: "--entitlement-queries ROWS [QUERIES]")
+                }
+                var queries = 20_000
+                if i + 1 < arguments.count, let count = Int(arguments[i + 1]), count > 0 {
+                    queries = count
+                    i += 1
+                }
+                entitlementQueries = (rows, queries)
             case "--db": database = try value()
             case "--repeat-verify":
                 // For instruction counting: warm-verify FILE against ANCHOR at its creation date N times.
@@ -161,6 +172,9 @@ struct Options {
                     --repeat-cold FILE N           cold-verify the receipt or JWS in FILE N times (--anchor CERT)
                     --repeat-chain-floor FILE N    its C chain floor, N times (--anchor CERT)
                     --write-corpus DIR             write 1.der, 1000.der, 10000.der and root.der to DIR
+                    --entitlement-queries ROWS [QUERIES]
+                                  entitlement queries per second by app account token on a
+                                  PostgreSQL store of ROWS notifications (its own cluster)
                     --notifications sqlite|postgres SENDERS COUNT [--db DIRECTORY|URL]
                                   acknowledged notifications per second through the receiver and
                                   the store, commits (SQLite) or WAL syncs (PostgreSQL) per
@@ -282,6 +296,16 @@ if let (path, count) = options.repeatCold ?? options.repeatFloorChain {
     for _ in 0..<count where operation() == 1 { valid += 1 }
     print(valid)
     exit(0)
+}
+
+if let (rows, queries) = options.entitlementQueries {
+    do {
+        try EntitlementQueriesBenchmark.run(rows: rows, queries: queries)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 if let (store, senders, count) = options.notifications {
