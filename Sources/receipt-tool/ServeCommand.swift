@@ -135,10 +135,11 @@ enum ServeCommand {
                 "--max-connections-per-client", "--trusted-proxy", "--max-body-bytes", "--request-timeout", "--notifications-db",
                 "--bundle-id", "--app-apple-id", "--policy", "--notifications-path", "--retention-path", "--retention-config",
                 "--revocation", "--ocsp-response",
-                "--log-format", "--dead-letters-max-count", "--dead-letters-max-age",
+                "--log-format", "--dead-letters-max-count", "--dead-letters-max-age", "--config",
             ],
             flagNames: ["--quiet"])
         guard args.positional.isEmpty else { throw UsageError("serve takes no arguments, found \(args.positional[0])") }
+        let configured = try configuration(args)
 
         var configuration = HTTPServerConfiguration(host: args.value("--host") ?? "127.0.0.1", port: 8080)
         if let text = args.value("--port") {
@@ -200,10 +201,17 @@ enum ServeCommand {
                 environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
             appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
             transactionReceiptVerifier: transactionVerifier)
-        let metrics = ServerMetrics(bundleIds: args.value("--bundle-id").map { [$0] } ?? [])
-        let notifications = try notificationsEndpoint(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
-            requestTimeout: configuration.requestTimeout, metrics: metrics, revocation: revocation)
+        let metrics = ServerMetrics(bundleIds: configured?.service.apps.map(\.bundleId) ?? args.value("--bundle-id").map { [$0] } ?? [])
+        let notifications: NotificationsEndpoint?
+        if let configured {
+            notifications = try configuredNotificationsEndpoint(
+                configured.service, file: configured.file, args: args, time: time, requestTimeout: configuration.requestTimeout, metrics: metrics,
+                revocation: revocation)
+        } else {
+            notifications = try notificationsEndpoint(
+                args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
+                requestTimeout: configuration.requestTimeout, metrics: metrics, revocation: revocation)
+        }
         let retention = try retentionEndpoint(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time, revocation: revocation)
         let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications, retention: retention, metrics: metrics)
@@ -267,10 +275,21 @@ extension ServeCommand {
         let (verifier, expectations) = try notificationVerification(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "--notifications-db",
             revocation: revocation)
-        let path = args.value("--notifications-path") ?? "/notifications"
-        guard isRoutePath(path), path != "/health", path != "/verifyReceipt" else {
+        return try notificationsEndpoint(
+            location: location, path: args.value("--notifications-path") ?? "/notifications", pathOption: "--notifications-path",
+            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)), time: time,
+            requestTimeout: requestTimeout, metrics: metrics, retention: try deadLetterRetention(args))
+    }
+
+    /// The notifications endpoint on `path` (`pathOption` gives it) keeping notifications in the
+    /// store at `location`, verified by `router`.
+    static func notificationsEndpoint(
+        location: String, path: String, pathOption: String, router: NotificationRouter, time: ValidationTime, requestTimeout: Duration,
+        metrics: ServerMetrics, retention: DeadLetterRetention
+    ) throws -> NotificationsEndpoint {
+        guard isRoutePath(path), path != "/health", path != "/verifyReceipt", path != "/metrics" else {
             throw UsageError(
-                "--notifications-path must be an absolute path without query or fragment, other than /health and /verifyReceipt, found \(Redaction.redacted(path))"
+                "\(pathOption) must be an absolute path without query or fragment, other than /health, /metrics and /verifyReceipt, found \(Redaction.redacted(path))"
             )
         }
         // The store's deadline stays inside the request timeout, so that a stalled database is
@@ -292,8 +311,8 @@ extension ServeCommand {
         }
         let measured = MeasuredNotificationStore(store, metrics: metrics)
         let receiver = NotificationReceiver(
-            verifier: verifier, expectations: expectations, validationTime: time, store: measured,
-            deadLetters: NotificationStores.deadLetters(of: store) == nil ? nil : measured, retention: try deadLetterRetention(args))
+            router: router, validationTime: time, store: measured,
+            deadLetters: NotificationStores.deadLetters(of: store) == nil ? nil : measured, retention: retention)
         return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics)
     }
 
