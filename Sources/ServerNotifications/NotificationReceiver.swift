@@ -58,7 +58,8 @@ public struct NotificationReceiver: Sendable {
         retention: DeadLetterRetention = .standard
     ) {
         self.init(
-            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)), validationTime: validationTime,
+            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)),
+            validationTime: validationTime,
             store: store, clock: clock, deadLetters: deadLetters, retention: retention)
     }
 
@@ -66,7 +67,8 @@ public struct NotificationReceiver: Sendable {
     /// (rows keep their bundle id and environment) and one dead-letter store for every app.
     public init(
         router: NotificationRouter, validationTime: ValidationTime = .signedDate, store: any NotificationStore,
-        clock: @escaping @Sendable () -> Date = { Date() }, deadLetters: (any DeadLetterStore)? = nil, retention: DeadLetterRetention = .standard
+        clock: @escaping @Sendable () -> Date = { Date() }, deadLetters: (any DeadLetterStore)? = nil,
+        retention: DeadLetterRetention = .standard
     ) {
         self.router = router
         self.validationTime = validationTime

@@ -54,7 +54,9 @@ public struct NotificationRouter: Sendable {
     ///   a route's expectations name no bundle id or no environments (the router would otherwise
     ///   accept any app or environment for them), or when two routes name the same bundle id.
     public init(routes: [NotificationRoute]) throws(NotificationStoreError) {
-        guard let primary = routes.first else { throw NotificationStoreError(.invalidConfiguration, "a notification router needs at least one app") }
+        guard let primary = routes.first else {
+            throw NotificationStoreError(.invalidConfiguration, "a notification router needs at least one app")
+        }
         var index: [String: Int] = [:]
         for (position, route) in routes.enumerated() {
             guard let bundleId = route.expectations.bundleIdentifier, !bundleId.isEmpty else {
@@ -107,13 +109,16 @@ public struct NotificationRouter: Sendable {
         // An app no route has. Is the token genuine (under some route's anchors and policy)?
         var firstFailure: NotificationRejection?
         for route in routes {
-            switch Self.verify(bytes, with: NotificationRoute(verifier: route.verifier, expectations: .init(bundleIdentifier: claimed)), at: time) {
+            switch Self.verify(
+                bytes, with: NotificationRoute(verifier: route.verifier, expectations: .init(bundleIdentifier: claimed)), at: time)
+            {
             case .success:
                 let configured = bundleIds.map(TerminalEscaping.quoted).joined(separator: ", ")
                 return .failure(
                     NotificationRejection(
                         check: .bundleIdentifier,
-                        reason: "the notification is for \(TerminalEscaping.quoted(claimed)), which is not a configured app (\(configured))"))
+                        reason: "the notification is for \(TerminalEscaping.quoted(claimed)), which is not a configured app (\(configured))"
+                    ))
             case .failure(let rejection):
                 if firstFailure == nil { firstFailure = rejection }
             }

@@ -151,7 +151,8 @@ enum DeadLettersCommand {
         let (verifier, expectations) = try ServeCommand.notificationVerification(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "dead-letters retry",
             revocation: .off)
-        return try retry(router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)), location: location)
+        return try retry(
+            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)), location: location)
     }
 
     /// Retries every pending letter of the store at `location` with `router` (one app's

@@ -205,7 +205,8 @@ enum ServeCommand {
         let notifications: NotificationsEndpoint?
         if let configured {
             notifications = try configuredNotificationsEndpoint(
-                configured.service, file: configured.file, args: args, time: time, requestTimeout: configuration.requestTimeout, metrics: metrics,
+                configured.service, file: configured.file, args: args, time: time, requestTimeout: configuration.requestTimeout,
+                metrics: metrics,
                 revocation: revocation)
         } else {
             notifications = try notificationsEndpoint(

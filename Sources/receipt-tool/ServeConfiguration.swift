@@ -17,7 +17,8 @@ extension ServiceConfiguration {
             }
             if app.environments.contains("Production"), app.appAppleId == nil {
                 throw ToolFailure(
-                    "\(ManagementRequests.quoted(file)): \(at) receives Production notifications: give its appAppleId (Apple checks it there)")
+                    "\(ManagementRequests.quoted(file)): \(at) receives Production notifications: give its appAppleId (Apple checks it there)"
+                )
             }
             let anchorNames = app.anchors.isEmpty ? ["apple"] : app.anchors
             let anchors = try VerifyCommand.loadAnchors(anchorNames)
@@ -29,7 +30,8 @@ extension ServiceConfiguration {
             }
             policy.revocation = revocation
             let expectations = JWSExpectations(
-                bundleIdentifier: app.bundleId, appAppleId: app.appAppleId, environments: Set(app.environments.map { Environment(rawValue: $0) }))
+                bundleIdentifier: app.bundleId, appAppleId: app.appAppleId,
+                environments: Set(app.environments.map { Environment(rawValue: $0) }))
             routes.append(NotificationRoute(verifier: NotificationVerifier(anchors: anchors, policy: policy), expectations: expectations))
         }
         do throws(NotificationStoreError) {

@@ -159,9 +159,10 @@ import Testing
             #expect(outcome.name == "accepted", "\(bundle) \(environment): \(outcome)")
         }
         let rows = try store.notifications(.all)
-        #expect(rows.map { "\($0.bundleId ?? "?")/\($0.environment ?? "?")" }.sorted() == [
-            "\(Self.first)/Production", "\(Self.first)/Sandbox", "\(Self.second)/Sandbox",
-        ])
+        #expect(
+            rows.map { "\($0.bundleId ?? "?")/\($0.environment ?? "?")" }.sorted() == [
+                "\(Self.first)/Production", "\(Self.first)/Sandbox", "\(Self.second)/Sandbox",
+            ])
         let uuid = "0a0b0c0d-0000-4000-8000-000000000001"
         guard case .rejected(let rejection) = receiver.receive(body: try Self.body(Self.unknown, uuid: uuid), source: "127.0.0.1") else {
             Issue.record("an unconfigured app was not rejected")
