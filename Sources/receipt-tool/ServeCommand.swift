@@ -26,6 +26,8 @@ enum ServeCommand {
                                        [--notifications-path <path>] [--dead-letters-max-count <n>]
                                        [--dead-letters-max-age <days>]]
                                       [--retention-path <path> --retention-config <file.json> --app-apple-id <n>]
+                   receipt-tool serve --config <file.json> [the options above but --anchor, --notifications-db,
+                                      --bundle-id, --app-apple-id, --policy, --notifications-path, --retention-*]
 
             OPTIONS:
               --host <address>        Address to listen on (default 127.0.0.1; 0.0.0.0 for all).
@@ -104,6 +106,20 @@ enum ServeCommand {
               request, so fixing the cause needs no restart. Database calls end within 0.8 x
               --request-timeout. SIGTERM checkpoints and closes the store: the SQLite file alone
               then holds every acknowledged notification.
+
+            SEVERAL APPS AND ENVIRONMENTS (--config <file.json>):
+              {"store": "PATH|postgres://…", "notificationsPath": "/notifications",
+               "apps": [{"bundleId": "…", "appAppleId": 123, "environments": ["Production", "Sandbox"],
+                         "anchors": ["apple" | "PATH"], "policy": "appstore|xcode", "entitlements": {…}}]}
+                                      One store and one route for every app (unknown keys are
+                                      refused). Each notification is verified as the app its
+                                      payload names: that app's anchors (default apple), policy,
+                                      bundle id, app Apple id (required with Production) and
+                                      environments (required). A bundle id the file does not have
+                                      is answered 500 (check bundleIdentifier, Apple retries) and
+                                      kept as a dead letter; 'notifications dead-letters retry
+                                      --config <file.json>' stores it once the app is added.
+                                      verifyReceipt then trusts the bundled Apple roots.
 
             RETENTION MESSAGING (Get Retention Message, real-time requests):
               --retention-path <path> Answer the App Store's real-time requests ({"signedPayload":
