@@ -113,18 +113,16 @@ public struct NotificationRouter: Sendable {
                 bytes, with: NotificationRoute(verifier: route.verifier, expectations: .init(bundleIdentifier: claimed)), at: time)
             {
             case .success:
-                let configured = bundleIds.map(TerminalEscaping.quoted).joined(separator: ", ")
+                // The reason goes back to the sender: it names no configured app.
                 return .failure(
                     NotificationRejection(
                         check: .bundleIdentifier,
-                        reason: "the notification is for \(TerminalEscaping.quoted(claimed)), which is not a configured app (\(configured))"
-                    ))
+                        reason: "the notification is for \(TerminalEscaping.quoted(claimed)), which is not a configured app"))
             case .failure(let rejection):
                 if firstFailure == nil { firstFailure = rejection }
             }
         }
-        return .failure(
-            firstFailure ?? NotificationRejection(check: .bundleIdentifier, reason: "no app is configured"))
+        return .failure(firstFailure ?? NotificationRejection(check: .bundleIdentifier, reason: "no app is configured"))
     }
 
     /// The payload's bundle id (`data`, `summary`, `externalPurchaseToken` or `appData`), read
