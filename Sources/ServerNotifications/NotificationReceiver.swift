@@ -10,12 +10,14 @@ public import ReceiptVerification
 /// For each body, in this order:
 /// 1. The body must be a strict JSON object whose `signedPayload` is a string, else
 ///    ``NotificationReceiverOutcome/rejected(_:)`` naming the check `VerificationCheck.Name.body`.
-/// 2. The token is verified with ``verifier`` against ``expectations`` at ``validationTime``: the
-///    outer JWS and its nested signed transaction and renewal info in one call (signature, chain to a
-///    pinned anchor, policy, kind — a renewal info or a notification where the transaction belongs
-///    fails —, bundle id (a nested transaction must carry the notification's), app Apple id on
-///    production, environment, agreement of the nested tokens). An invalid verdict is rejected
-///    with its first failed check.
+/// 2. The token is verified by ``router`` at ``validationTime`` — with the one app's verifier and
+///    expectations, or, for a receiver of several apps, with those of the app its payload names
+///    (``NotificationRouter``): the outer JWS and its nested signed transaction and renewal info in
+///    one call (signature, chain to a pinned anchor, policy, kind — a renewal info or a
+///    notification where the transaction belongs fails —, bundle id (a nested transaction must
+///    carry the notification's), app Apple id on production, environment, agreement of the nested
+///    tokens). An invalid verdict is rejected with its first failed check; a bundle id no app of
+///    the router has is rejected (`VerificationCheck.Name.bundleIdentifier`).
 /// 3. A notification without `notificationUUID` is rejected (`VerificationCheck.Name.notificationUUID`).
 /// 4. The row (``StoredNotification``), built from the verdict's verified values, is stored; the outcome is
 ///    ``NotificationReceiverOutcome/accepted(_:)`` or ``NotificationReceiverOutcome/duplicate(_:)``
@@ -27,10 +29,9 @@ public import ReceiptVerification
 /// A `TEST` notification (no nested token) is genuine when it verifies, and is stored like any
 /// other. Thread-safe: one receiver serves every connection.
 public struct NotificationReceiver: Sendable {
-    /// The notification verifier (its anchors and policy decide what is trusted).
-    public let verifier: NotificationVerifier
-    /// What a notification must say: bundle id, app Apple id (production), environments.
-    public let expectations: JWSExpectations
+    /// Which app's verifier and expectations verify a notification (one app's, or the app among
+    /// several that its payload names).
+    public let router: NotificationRouter
     /// When chains are validated: the notification's signed date by default, as Apple's
     /// verifier does offline.
     public let validationTime: ValidationTime
@@ -43,14 +44,33 @@ public struct NotificationReceiver: Sendable {
     /// How many dead letters ``deadLetters`` keeps.
     public let retention: DeadLetterRetention
 
-    /// Creates a receiver.
+    /// The notification verifier of the one app (of a receiver of several apps: the first app's).
+    public var verifier: NotificationVerifier { router.primary.verifier }
+    /// What the one app's notifications must say: bundle id, app Apple id (production),
+    /// environments (of a receiver of several apps: the first app's).
+    public var expectations: JWSExpectations { router.primary.expectations }
+
+    /// Creates a receiver of one app's notifications, verified with `verifier` against
+    /// `expectations`.
     public init(
         verifier: NotificationVerifier, expectations: JWSExpectations, validationTime: ValidationTime = .signedDate,
         store: any NotificationStore, clock: @escaping @Sendable () -> Date = { Date() }, deadLetters: (any DeadLetterStore)? = nil,
         retention: DeadLetterRetention = .standard
     ) {
-        self.verifier = verifier
-        self.expectations = expectations
+        self.init(
+            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)),
+            validationTime: validationTime,
+            store: store, clock: clock, deadLetters: deadLetters, retention: retention)
+    }
+
+    /// Creates a receiver whose `router` chooses each notification's verification: one store
+    /// (rows keep their bundle id and environment) and one dead-letter store for every app.
+    public init(
+        router: NotificationRouter, validationTime: ValidationTime = .signedDate, store: any NotificationStore,
+        clock: @escaping @Sendable () -> Date = { Date() }, deadLetters: (any DeadLetterStore)? = nil,
+        retention: DeadLetterRetention = .standard
+    ) {
+        self.router = router
         self.validationTime = validationTime
         self.store = store
         self.clock = clock
@@ -74,23 +94,14 @@ public struct NotificationReceiver: Sendable {
     /// Steps 1 to 4 of the type's documentation, the row received at `receivedDate`.
     func verifyAndStore(body: [UInt8], receivedDate: Date) -> NotificationReceiverOutcome {
         let token: String
-        switch Self.signedPayload(of: body, limits: verifier.format.limits) {
+        switch Self.signedPayload(of: body, limits: router.limits) {
         case .success(let value): token = value
         case .failure(let rejection): return .rejected(rejection)
         }
-        let verdict = verifier.verify(Array(token.utf8), expecting: expectations, at: validationTime)
-        guard verdict.isValid else {
-            let failure = verdict.firstFailure
-            // 5xx only when the failed check is one our configuration decides (an anchor, the
-            // policy, the app's ids): a genuinely signed notification whose content is wrong —
-            // a nested token of another kind or app, an unknown `crit` — stays wrong however often
-            // Apple retries it, so it is answered 400 (and kept as a dead letter either way).
-            var rejection = NotificationRejection(
-                check: failure?.name ?? .parse, reason: failure?.reason ?? "a check the policy requires did not run", notificationUUID: nil)
-            // A revocation check that a retry could pass (a responder unreachable under hard-fail)
-            // is answered 5xx too, so that Apple sends the notification again.
-            if verdict.isRetryable { rejection.mayBeOurConfiguration = true }
-            return .rejected(rejection)
+        let verdict: Verdict<SignedJWS<NotificationPayload>>
+        switch router.verify(token, at: validationTime) {
+        case .success(let valid): verdict = valid
+        case .failure(let rejection): return .rejected(rejection)
         }
         guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: receivedDate) else {
             return .rejected(NotificationRejection(check: .notificationUUID, reason: "the notification has no notificationUUID"))

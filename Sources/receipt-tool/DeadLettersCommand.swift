@@ -9,7 +9,7 @@ import VerifyReceipt
 /// in the notification store (see `NotificationsCommand`'s help).
 enum DeadLettersCommand {
     static let help = """
-        dead-letters list --db <location> [--json] [--pending]
+        dead-letters list --db <location>|--config <file> [--json] [--pending]
                   The bodies serve did not acknowledge as valid notifications, oldest first: id,
                   received date, source address, the failed check and reason, and the bundle id,
                   notificationUUID and type read WITHOUT verification from the body (untrusted,
@@ -19,10 +19,13 @@ enum DeadLettersCommand {
                   retriedNotificationUUID. --pending: only letters no retry has stored.
         dead-letters retry --db <location> --bundle-id <id> [--app-apple-id <n>]
                   [--environment production|sandbox] [--anchor <anchor>]... [--policy appstore|xcode]
+        dead-letters retry --config <file>
                   Verifies every pending letter again under these options (serve's notification
-                  options, today's configuration) and stores those that pass; each is then marked
-                  retried, so a second retry stores nothing. Exit 1 when the store failed.
-        dead-letters purge --db <location> [--before <date>]
+                  options, today's configuration), or with the configuration file's apps, each
+                  letter verified as the app its payload names (as serve --config does), and
+                  stores those that pass; each is then marked retried, so a second retry stores
+                  nothing. Exit 1 when the store failed.
+        dead-letters purge --db <location>|--config <file> [--before <date>]
                   Deletes the letters received before the date (default: every letter).
         serve keeps at most --dead-letters-max-count letters (default 10000) for at most
         --dead-letters-max-age days (default 30), deleting the oldest as new ones arrive.
@@ -32,11 +35,18 @@ enum DeadLettersCommand {
         guard let action = arguments.first else { throw UsageError("dead-letters needs list, retry or purge") }
         let args = try Arguments(
             Array(arguments.dropFirst()),
-            valued: ["--db", "--before", "--bundle-id", "--app-apple-id", "--environment", "--anchor", "--policy"],
+            valued: ["--db", "--config", "--before", "--bundle-id", "--app-apple-id", "--environment", "--anchor", "--policy"],
             flagNames: ["--json", "--pending"])
         guard args.positional.isEmpty else { throw UsageError("dead-letters \(action) takes no arguments, found \(args.positional[0])") }
-        guard let location = args.value("--db") else { throw UsageError("dead-letters \(action) needs --db <path>|<url>") }
+        let configFile = args.value("--config")
+        let configuration = try configFile.map { try ServiceConfiguration.load($0) }
+        guard let location = args.value("--db") ?? configuration?.store else {
+            throw UsageError("dead-letters \(action) needs --db <path>|<url>, or --config with a store")
+        }
         let retryOptions = ["--bundle-id", "--app-apple-id", "--environment", "--anchor", "--policy"]
+        if configuration != nil, let mixed = retryOptions.first(where: { args.value($0) != nil }) {
+            throw UsageError("--config and \(mixed) cannot be mixed: the configuration file names the apps")
+        }
         switch action {
         case "list":
             if let stray = (retryOptions + ["--before"]).first(where: { args.value($0) != nil }) {
@@ -46,6 +56,10 @@ enum DeadLettersCommand {
         case "retry":
             if let stray = ["--before"].first(where: { args.value($0) != nil }) ?? (args.flag("--json") ? "--json" : nil) {
                 throw UsageError("\(stray) is not an option of dead-letters retry")
+            }
+            if let configuration, let configFile {
+                let router = try configuration.router(revocation: .off, file: configFile)
+                return try retry(router: router, location: location)
             }
             return try retry(args, location: location)
         case "purge":
@@ -137,9 +151,16 @@ enum DeadLettersCommand {
         let (verifier, expectations) = try ServeCommand.notificationVerification(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "dead-letters retry",
             revocation: .off)
+        return try retry(
+            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)), location: location)
+    }
+
+    /// Retries every pending letter of the store at `location` with `router` (one app's
+    /// verification, or the configured apps').
+    static func retry(router: NotificationRouter, location: String) throws -> Int32 {
         let (store, letters) = try open(location, options: NotificationStoreOptions(create: false))
         defer { store.close() }
-        let receiver = NotificationReceiver(verifier: verifier, expectations: expectations, store: store, deadLetters: letters)
+        let receiver = NotificationReceiver(router: router, store: store, deadLetters: letters)
         let pending: [DeadLetter]
         do throws(NotificationStoreError) {
             pending = try letters.deadLetters(DeadLetterQuery(pendingOnly: true))

@@ -26,6 +26,8 @@ enum ServeCommand {
                                        [--notifications-path <path>] [--dead-letters-max-count <n>]
                                        [--dead-letters-max-age <days>]]
                                       [--retention-path <path> --retention-config <file.json> --app-apple-id <n>]
+                   receipt-tool serve --config <file.json> [the options above but --anchor, --notifications-db,
+                                      --bundle-id, --app-apple-id, --policy, --notifications-path, --retention-*]
 
             OPTIONS:
               --host <address>        Address to listen on (default 127.0.0.1; 0.0.0.0 for all).
@@ -105,6 +107,20 @@ enum ServeCommand {
               --request-timeout. SIGTERM checkpoints and closes the store: the SQLite file alone
               then holds every acknowledged notification.
 
+            SEVERAL APPS AND ENVIRONMENTS (--config <file.json>):
+              {"store": "PATH|postgres://…", "notificationsPath": "/notifications",
+               "apps": [{"bundleId": "…", "appAppleId": 123, "environments": ["Production", "Sandbox"],
+                         "anchors": ["apple" | "PATH"], "policy": "appstore|xcode", "entitlements": {…}}]}
+                                      One store and one route for every app (unknown keys are
+                                      refused). Each notification is verified as the app its
+                                      payload names: that app's anchors (default apple), policy,
+                                      bundle id, app Apple id (required with Production) and
+                                      environments (required). A bundle id the file does not have
+                                      is answered 500 (check bundleIdentifier, Apple retries) and
+                                      kept as a dead letter; 'notifications dead-letters retry
+                                      --config <file.json>' stores it once the app is added.
+                                      verifyReceipt then trusts the bundled Apple roots.
+
             RETENTION MESSAGING (Get Retention Message, real-time requests):
               --retention-path <path> Answer the App Store's real-time requests ({"signedPayload":
                                       JWS}) on this route. Each is verified (chain to --anchor,
@@ -135,10 +151,11 @@ enum ServeCommand {
                 "--max-connections-per-client", "--trusted-proxy", "--max-body-bytes", "--request-timeout", "--notifications-db",
                 "--bundle-id", "--app-apple-id", "--policy", "--notifications-path", "--retention-path", "--retention-config",
                 "--revocation", "--ocsp-response",
-                "--log-format", "--dead-letters-max-count", "--dead-letters-max-age",
+                "--log-format", "--dead-letters-max-count", "--dead-letters-max-age", "--config",
             ],
             flagNames: ["--quiet"])
         guard args.positional.isEmpty else { throw UsageError("serve takes no arguments, found \(args.positional[0])") }
+        let configured = try configuration(args)
 
         var configuration = HTTPServerConfiguration(host: args.value("--host") ?? "127.0.0.1", port: 8080)
         if let text = args.value("--port") {
@@ -200,10 +217,18 @@ enum ServeCommand {
                 environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
             appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
             transactionReceiptVerifier: transactionVerifier)
-        let metrics = ServerMetrics(bundleIds: args.value("--bundle-id").map { [$0] } ?? [])
-        let notifications = try notificationsEndpoint(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
-            requestTimeout: configuration.requestTimeout, metrics: metrics, revocation: revocation)
+        let metrics = ServerMetrics(bundleIds: configured?.service.apps.map(\.bundleId) ?? args.value("--bundle-id").map { [$0] } ?? [])
+        let notifications: NotificationsEndpoint?
+        if let configured {
+            notifications = try configuredNotificationsEndpoint(
+                configured.service, file: configured.file, args: args, time: time, requestTimeout: configuration.requestTimeout,
+                metrics: metrics,
+                revocation: revocation)
+        } else {
+            notifications = try notificationsEndpoint(
+                args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
+                requestTimeout: configuration.requestTimeout, metrics: metrics, revocation: revocation)
+        }
         let retention = try retentionEndpoint(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time, revocation: revocation)
         let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications, retention: retention, metrics: metrics)
@@ -267,10 +292,21 @@ extension ServeCommand {
         let (verifier, expectations) = try notificationVerification(
             args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "--notifications-db",
             revocation: revocation)
-        let path = args.value("--notifications-path") ?? "/notifications"
-        guard isRoutePath(path), path != "/health", path != "/verifyReceipt" else {
+        return try notificationsEndpoint(
+            location: location, path: args.value("--notifications-path") ?? "/notifications", pathOption: "--notifications-path",
+            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)), time: time,
+            requestTimeout: requestTimeout, metrics: metrics, retention: try deadLetterRetention(args))
+    }
+
+    /// The notifications endpoint on `path` (`pathOption` gives it) keeping notifications in the
+    /// store at `location`, verified by `router`.
+    static func notificationsEndpoint(
+        location: String, path: String, pathOption: String, router: NotificationRouter, time: ValidationTime, requestTimeout: Duration,
+        metrics: ServerMetrics, retention: DeadLetterRetention
+    ) throws -> NotificationsEndpoint {
+        guard isRoutePath(path), path != "/health", path != "/verifyReceipt", path != "/metrics" else {
             throw UsageError(
-                "--notifications-path must be an absolute path without query or fragment, other than /health and /verifyReceipt, found \(Redaction.redacted(path))"
+                "\(pathOption) must be an absolute path without query or fragment, other than /health, /metrics and /verifyReceipt, found \(Redaction.redacted(path))"
             )
         }
         // The store's deadline stays inside the request timeout, so that a stalled database is
@@ -292,8 +328,8 @@ extension ServeCommand {
         }
         let measured = MeasuredNotificationStore(store, metrics: metrics)
         let receiver = NotificationReceiver(
-            verifier: verifier, expectations: expectations, validationTime: time, store: measured,
-            deadLetters: NotificationStores.deadLetters(of: store) == nil ? nil : measured, retention: try deadLetterRetention(args))
+            router: router, validationTime: time, store: measured,
+            deadLetters: NotificationStores.deadLetters(of: store) == nil ? nil : measured, retention: retention)
         return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics)
     }
 

@@ -1,0 +1,73 @@
+import JWS
+import ReceiptServer
+import ReceiptVerification
+import ServerNotifications
+
+extension ServiceConfiguration {
+    /// The notification router of the configured apps (`serve --config` and `dead-letters retry
+    /// --config`): per app its anchors (default `apple`), policy (default xcode when every anchor
+    /// is `xcode`, else appstore) with `revocation`, bundle id, app Apple id and environments.
+    /// An app must name its environments, and its app Apple id when Production is one of them.
+    func router(revocation: RevocationPolicy, file: String) throws -> NotificationRouter {
+        var routes: [NotificationRoute] = []
+        for app in apps {
+            let at = "app \(ManagementRequests.quoted(app.bundleId))"
+            guard !app.environments.isEmpty else {
+                throw ToolFailure("\(ManagementRequests.quoted(file)): \(at) names no environments (Production, Sandbox, Xcode)")
+            }
+            if app.environments.contains("Production"), app.appAppleId == nil {
+                throw ToolFailure(
+                    "\(ManagementRequests.quoted(file)): \(at) receives Production notifications: give its appAppleId (Apple checks it there)"
+                )
+            }
+            let anchorNames = app.anchors.isEmpty ? ["apple"] : app.anchors
+            let anchors = try VerifyCommand.loadAnchors(anchorNames)
+            var policy: VerificationPolicy
+            switch app.policy {
+            case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
+            case "xcode": policy = .xcode
+            default: policy = .appStore
+            }
+            policy.revocation = revocation
+            let expectations = JWSExpectations(
+                bundleIdentifier: app.bundleId, appAppleId: app.appAppleId,
+                environments: Set(app.environments.map { Environment(rawValue: $0) }))
+            routes.append(NotificationRoute(verifier: NotificationVerifier(anchors: anchors, policy: policy), expectations: expectations))
+        }
+        do throws(NotificationStoreError) {
+            return try NotificationRouter(routes: routes)
+        } catch {
+            throw ToolFailure("\(ManagementRequests.quoted(file)): \(error.reason)")
+        }
+    }
+}
+
+extension ServeCommand {
+    /// The options `--config` replaces (one app's notification options, and the anchors).
+    static let singleAppOptions = ["--bundle-id", "--app-apple-id", "--policy", "--anchor", "--notifications-db", "--notifications-path"]
+
+    /// The configuration `--config` names (nil without it); refused with a single-app option
+    /// or with `--retention-path` (which needs `--app-apple-id`).
+    static func configuration(_ args: Arguments) throws -> (service: ServiceConfiguration, file: String)? {
+        guard let file = args.value("--config") else { return nil }
+        if let mixed = (singleAppOptions + ["--retention-path", "--retention-config"]).first(where: { args.value($0) != nil }) {
+            throw UsageError("--config and \(mixed) cannot be mixed: the configuration file names the apps, their anchors and the store")
+        }
+        return (try ServiceConfiguration.load(file), file)
+    }
+
+    /// The notifications endpoint of `--config`: its store, its `notificationsPath` (default
+    /// `/notifications`) and a router of its apps.
+    static func configuredNotificationsEndpoint(
+        _ configuration: ServiceConfiguration, file: String, args: Arguments, time: ValidationTime, requestTimeout: Duration,
+        metrics: ServerMetrics, revocation: RevocationPolicy
+    ) throws -> NotificationsEndpoint {
+        guard let location = configuration.store else {
+            throw ToolFailure("\(ManagementRequests.quoted(file)): serve needs a \"store\" (a SQLite path or postgres:// URL)")
+        }
+        let router = try configuration.router(revocation: revocation, file: file)
+        return try notificationsEndpoint(
+            location: location, path: configuration.notificationsPath ?? "/notifications", pathOption: "notificationsPath", router: router,
+            time: time, requestTimeout: requestTimeout, metrics: metrics, retention: try deadLetterRetention(args))
+    }
+}
