@@ -25,9 +25,10 @@ final class BackfillWorld {
     var notifications: [(uuid: String, payload: String, signedDate: Date)] = []
     let base = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 3_600).rounded())
 
-    init(pageSize: Int, count: Int, label: String = #function) throws {
+    /// `database`: a PostgreSQL URL, or nil for a SQLite file of the world's own.
+    init(pageSize: Int, count: Int, database: String? = nil, label: String = #function) throws {
         api = try APIToolWorld(pageSize: pageSize, label: label)
-        database = api.directory.appendingPathComponent("n.db").path
+        self.database = database ?? api.directory.appendingPathComponent("n.db").path
         anchor = api.anchorFile.path
         for index in 0..<count {
             notifications.append(try Self.notification(index: index, signedDate: base.addingTimeInterval(Double(index))))
@@ -142,7 +143,22 @@ struct BackfillCommandTests {
     /// page) resumes from the saved token: the next run asks for the fourth page first, and the
     /// store ends with exactly every notification once.
     @Test(.timeLimit(.minutes(3))) func killedHalfway_resumesFromTheSavedToken() async throws {
-        let world = try BackfillWorld(pageSize: 1, count: 7)
+        try await Self.killAndResume(database: nil)
+    }
+
+    /// The same with PostgreSQL: the progress row and the notifications in one database.
+    @Test(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"), .timeLimit(.minutes(3)))
+    func postgres_killedHalfway_resumesFromTheSavedToken() async throws {
+        let cluster = try PostgresCluster.start(label: "backfill-cli")
+        defer { cluster.stop() }
+        try await Self.killAndResume(database: try cluster.createDatabase("backfill"))
+        let progress = try cluster.sql(
+            "SELECT pages, completed, pagination_token IS NULL FROM notification_backfills", database: "backfill")
+        #expect(progress == "7|t|t", "\(progress)")
+    }
+
+    static func killAndResume(database: String?) async throws {
+        let world = try BackfillWorld(pageSize: 1, count: 7, database: database)
         try world.deliver([0, 5])
         let gate = SimulatedAppStoreServer.Gate()
         world.api.server.script([.none, .none, .none, .hold(gate)], for: .notificationHistory)
@@ -181,6 +197,11 @@ struct BackfillCommandTests {
         #expect(firstResumed.query?.contains("paginationToken=") == true)
         let stored = try world.storedUUIDs()
         #expect(stored.count == 7 && Set(stored) == Set(world.notifications.map(\.uuid)))
+        // The range is complete: the next run reads it from the first page and restores nothing.
+        let again = try await tool(world.arguments(until: until))
+        let summaryAgain = try #require(try BackfillWorld.events(again.stdout, "summary").first)
+        #expect(summaryAgain["resumed"]?.boolValue == false && summaryAgain["restored"]?.int64Value == 0)
+        #expect(summaryAgain["alreadyPresent"]?.int64Value == 7)
         await world.api.finish()
     }
 
