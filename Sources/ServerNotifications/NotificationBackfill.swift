@@ -133,7 +133,8 @@ public struct NotificationBackfill: Sendable {
     }
 
     /// Runs the backfill of `range`: resumes from the saved token when an earlier run of the same
-    /// range stopped before its last page, otherwise reads from the first page (a range already
+    /// range stopped before its last page (when the server refuses that token, as Apple does once
+    /// it expired, from the first page), otherwise reads from the first page (a range already
     /// completed is read again; what it finds is already stored).
     /// - Parameter onEvent: called as each notification is restored or rejected and as each
     ///   page is done (on the calling task).
@@ -168,7 +169,19 @@ public struct NotificationBackfill: Sendable {
                     .limitReached, "the run took longer than its limit of \(limits.maximumDuration); run again to resume from the last page"
                 )
             }
-            let page = try await source.page(start: start, end: end, paginationToken: token)
+            let page: NotificationHistorySourcePage
+            do throws(NotificationStoreError) {
+                page = try await source.page(start: start, end: end, paginationToken: token)
+            } catch {
+                // A saved token the server no longer takes (Apple's expire): the range is read
+                // again from its first page; what was stored is found already there.
+                guard report.resumed, report.pages == 0, token != nil, error.code == .historyUnavailable else { throw error }
+                token = nil
+                pagesBefore = 0
+                report.resumed = false
+                seen = []
+                continue
+            }
             report.pages += 1
             let number = pagesBefore + report.pages
             if page.hasMore {

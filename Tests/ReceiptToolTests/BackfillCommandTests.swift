@@ -157,7 +157,14 @@ struct BackfillCommandTests {
         #expect(progress == "7|t|t", "\(progress)")
     }
 
-    static func killAndResume(database: String?) async throws {
+    /// When the server no longer takes the saved token (Apple's expire: errorCode 4000017), the
+    /// resumed run reads the range again from its first page and still ends with every
+    /// notification once.
+    @Test(.timeLimit(.minutes(3))) func killedHalfway_expiredToken_readsTheRangeAgain() async throws {
+        try await Self.killAndResume(database: nil, tokenExpired: true)
+    }
+
+    static func killAndResume(database: String?, tokenExpired: Bool = false) async throws {
         let world = try BackfillWorld(pageSize: 1, count: 7, database: database)
         try world.deliver([0, 5])
         let gate = SimulatedAppStoreServer.Gate()
@@ -183,14 +190,18 @@ struct BackfillCommandTests {
         let afterKill = Set(try world.storedUUIDs())
         #expect(afterKill == Set([0, 1, 2, 5].map { world.notifications[$0].uuid }))
         let requestsBefore = world.api.server.requests.count
+        if tokenExpired {
+            world.api.server.script(
+                [.error(status: 400, errorCode: 4_000_017, errorMessage: "Pagination token expired.")], for: .notificationHistory)
+        }
 
         // No --until: the interrupted range (same --since) is resumed.
         let resumed = try await tool(world.arguments())
         #expect(resumed.status == 0, "\(resumed.stderr)")
         let summary = try #require(try BackfillWorld.events(resumed.stdout, "summary").first)
-        #expect(summary["resumed"]?.boolValue == true)
+        #expect(summary["resumed"]?.boolValue == !tokenExpired)
         #expect(summary["until"]?.int64Value == Int64(until.timeIntervalSince1970 * 1000))
-        #expect(summary["pages"]?.int64Value == 4)  // pages 4 to 7
+        #expect(summary["pages"]?.int64Value == (tokenExpired ? 7 : 4))  // pages 4 to 7, or all again
         let restored = try BackfillWorld.events(resumed.stdout, "restored").compactMap { $0["notificationUUID"]?.stringValue }
         #expect(restored == [3, 4, 6].map { world.notifications[$0].uuid })
         let firstResumed = try #require(world.api.server.requests.dropFirst(requestsBefore).first { $0.endpoint == .notificationHistory })
