@@ -3,7 +3,7 @@ public import Foundation
 public import ServerNotifications
 
 /// Get Notification History through the App Store Server API client, as a backfill's
-/// ``NotificationHistorySource``: each page is read with
+/// `NotificationHistorySource`: each page is read with
 /// `AppStoreServerAPIClient.unverifiedNotificationHistoryPage(_:paginationToken:)`, so that the
 /// backfill verifies every entry with the receiver's own configuration and keeps what fails as a
 /// dead letter (the client's verifying call fails a whole page on one entry). The request's

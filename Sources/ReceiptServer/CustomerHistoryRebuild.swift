@@ -6,7 +6,7 @@ public import ServerNotifications
 /// Rebuilds one customer from the App Store Server API: every transaction of Get Transaction
 /// History and every subscription's latest transaction and renewal info of Get All Subscription
 /// Statuses, each verified by the client (its anchors, bundle id and environment; one value that
-/// fails fails the call, and nothing is stored), kept as ``CustomerHistoryRecord``s that the
+/// fails fails the call, and nothing is stored), kept as `CustomerHistoryRecord`s that the
 /// entitlement query reads beside the notifications. Records already stored (same value, same
 /// signed date) are not stored twice.
 public struct CustomerHistoryRebuild: Sendable {
@@ -32,7 +32,7 @@ public struct CustomerHistoryRebuild: Sendable {
 
     /// Reads and stores the history of the customer of `transactionId` (any of the customer's
     /// transaction ids; Apple answers with the customer's whole history).
-    /// - Throws: ``NotificationStoreError``: ``NotificationStoreError/Code/historyUnavailable`` when
+    /// - Throws: `NotificationStoreError`: `historyUnavailable` when
     ///   a call failed or a value did not verify, or the store's error.
     public func run(transactionId: String) async throws(NotificationStoreError) -> Report {
         let history: TransactionHistory

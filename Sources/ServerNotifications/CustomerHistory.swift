@@ -95,7 +95,7 @@ public struct CustomerHistoryRecord: Sendable, Hashable {
 }
 
 /// Where customer history is kept: table `customer_history` of the notification store's own
-/// database (``NotificationBackfillSchema``). Both built-in stores keep it.
+/// database (created by the store's backfill schema step). Both built-in stores keep it.
 public protocol CustomerHistoryStore: Sendable {
     /// Commits the records the store does not have yet (by ``CustomerHistoryRecord/key``) in one
     /// transaction; returns how many were new, after the commit is durable.

@@ -42,7 +42,7 @@ public struct NotificationBackfillProgress: Sendable, Hashable {
 }
 
 /// Where backfill progress is kept: the notification store's own database, table
-/// `notification_backfills` (``NotificationBackfillSchema``), so that progress and the rows it
+/// `notification_backfills` (created by the store's backfill schema step), so that progress and the rows it
 /// covers live and die together. Both built-in stores keep it.
 public protocol NotificationBackfillProgressStore: Sendable {
     /// The progress records of `scope` whose range starts at `start`, most recently saved first.
