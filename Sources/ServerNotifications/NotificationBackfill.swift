@@ -90,7 +90,8 @@ public struct NotificationBackfillReport: Sendable {
 ///
 /// A hostile or broken server ends the run with an error, nothing of the offending page stored:
 /// an entry whose verified `signedDate` is outside the range, `hasMore` without a token, a token
-/// that repeats one this run has seen (``NotificationStoreError/Code/historyMismatch``), more pages
+/// that repeats one this run has seen or is longer than ``maximumTokenLength``
+/// (``NotificationStoreError/Code/historyMismatch``), more pages
 /// than ``Limits/maximumPages`` or a run longer than ``Limits/maximumDuration``
 /// (``NotificationStoreError/Code/limitReached``, checked before each page; each request has the
 /// source's own timeout).
@@ -108,6 +109,10 @@ public struct NotificationBackfill: Sendable {
             self.maximumDuration = max(.zero, maximumDuration)
         }
     }
+
+    /// The longest page token kept (Apple's are far shorter): a longer one stops the run, so that
+    /// a server cannot make the store keep megabytes as a token.
+    public static let maximumTokenLength = 4_096
 
     /// The `sourceAddress` of the dead letters a backfill keeps.
     public static let deadLetterSource = "notification-history"
@@ -187,6 +192,10 @@ public struct NotificationBackfill: Sendable {
             if page.hasMore {
                 guard let next = page.paginationToken, !next.isEmpty else {
                     throw NotificationStoreError(.historyMismatch, "page \(number): hasMore is true but there is no paginationToken")
+                }
+                guard next.utf8.count <= Self.maximumTokenLength else {
+                    throw NotificationStoreError(
+                        .historyMismatch, "page \(number): the paginationToken is longer than \(Self.maximumTokenLength) bytes")
                 }
                 guard seen.insert(next).inserted else {
                     throw NotificationStoreError(.historyMismatch, "page \(number): the paginationToken repeats an earlier page's")

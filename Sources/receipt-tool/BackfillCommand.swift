@@ -65,6 +65,13 @@ enum BackfillCommand {
         case "sandbox": environment = .sandbox
         case let other: throw UsageError("--environment must be production or sandbox, found \(other)")
         }
+        if let configuration {
+            let app = try configuration.app(args.value("--app") ?? args.value("--bundle-id"))
+            let name = environment == .production ? "Production" : "Sandbox"
+            if !app.environments.isEmpty, !app.environments.contains(name) {
+                throw UsageError("the app \(ManagementRequests.quoted(app.bundleId)) is not configured for \(name)")
+            }
+        }
         let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
         let anchors = try VerifyCommand.loadAnchors(anchorNames)
         let (verifier, expectations) = try ServeCommand.notificationVerification(

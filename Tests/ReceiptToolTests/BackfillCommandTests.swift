@@ -136,6 +136,30 @@ struct BackfillCommandTests {
         let text = try await tool(world.arguments().filter { $0 != "--json" })
         #expect(text.status == 0 && !text.stdout.contains("restored"))
         #expect(text.stderr.contains("0 restored, 9 already stored"), "\(text.stderr)")
+        // --config names the store, the app's bundle id and anchors instead of --db, --bundle-id, --anchor.
+        let config = world.api.directory.appendingPathComponent("backend.json")
+        func configure(_ environments: [String]) throws {
+            let app = JSONValue.object([
+                ("bundleId", .string(APIToolWorld.bundleID)), ("environments", .array(environments.map { .string($0) })),
+                ("anchors", .array([.string(world.anchor)])),
+            ])
+            try Data(JSONValue.object([("store", .string(world.database)), ("apps", .array([app]))]).jsonBytes()).write(to: config)
+        }
+        try configure(["Sandbox"])
+        let api = world.api
+        let configured = [
+            "notifications", "backfill", "--config", config.path, "--json", "--since",
+            BackfillWorld.text(world.base.addingTimeInterval(-60)),
+            "--issuer-id", APIToolWorld.issuerID, "--key-id", APIToolWorld.keyID, "--private-key", api.keyFile.path, "--environment",
+            "sandbox", "--base-url", api.server.baseURL.absoluteString,
+        ]
+        let viaConfig = try await tool(configured)
+        #expect(viaConfig.status == 0, "\(viaConfig.stderr)")
+        #expect(try BackfillWorld.events(viaConfig.stdout, "summary").first?["alreadyPresent"]?.int64Value == 9)
+        try configure(["Production"])
+        let wrongEnvironment = try await tool(configured)
+        #expect(
+            wrongEnvironment.status == 64 && wrongEnvironment.stderr.contains("not configured for Sandbox"), "\(wrongEnvironment.stderr)")
         await world.api.finish()
     }
 
@@ -235,6 +259,7 @@ struct BackfillCommandTests {
             ("endless", (0..<20).map { page("token-\($0)", hasMore: true) }, "more than 5 pages"),
             ("repeated", [page("same", hasMore: true), page("same", hasMore: true)], "repeats an earlier page"),
             ("no token", [page(nil, hasMore: true)], "no paginationToken"),
+            ("long token", [page(String(repeating: "t", count: 5_000), hasMore: true)], "longer than 4096 bytes"),
             ("out of range", [page("next", hasMore: true, [inRange, outside])], "outside the requested range"),
         ]
         for hostile in cases {
