@@ -202,6 +202,21 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
             throw NotificationStoreError(
                 .schema, NotificationSchemaMigration.refusal(location: location, version: Int(version) ?? 0, expected: Self.schemaVersion))
         }
+        if options.create, !options.readOnly {
+            // NotificationBackfillSchema: its own step, under the schema's lock (two instances
+            // creating one table at once would otherwise collide in PostgreSQL's catalog).
+            try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
+                do throws(NotificationStoreError) {
+                    try connection.execute("BEGIN", deadline: deadline)
+                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
+                    try connection.execute(NotificationBackfillSchema.postgres, deadline: deadline)
+                    try connection.execute("COMMIT", deadline: deadline)
+                } catch {
+                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
+                    throw error
+                }
+            }
+        }
     }
 
     /// The URL without its user information and query: `host:port/database`.

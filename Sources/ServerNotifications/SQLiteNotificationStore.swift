@@ -387,6 +387,7 @@ private final class OpenFiles {
                     if version <= SQLiteNotificationStore.schemaVersion {
                         try writer.execute(SQLiteNotificationStore.createSchema)
                         try NotificationSchemaMigration.migrateSQLite(writer)
+                        try NotificationBackfillSchema.migrateSQLite(writer)
                     }
                     if version < SQLiteNotificationStore.schemaVersion {
                         try writer.execute("PRAGMA user_version=\(SQLiteNotificationStore.schemaVersion)")
