@@ -114,6 +114,11 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
         /// A configuration given to the store's queries is invalid (an ``EntitlementMap`` without
         /// entitlements, a repeated name, an entitlement without products).
         case invalidConfiguration
+        /// A stored row does not give back the bytes it was given (its rebuilt payload does not
+        /// match its SHA-256, a certificate it references is missing or altered, its compact form
+        /// is damaged): the database was altered outside the store. Nothing else of the row is
+        /// returned.
+        case corrupt
     }
 
     /// The kind of failure.
