@@ -62,22 +62,41 @@ enum TokenDecomposition {
         }
     }
 
+    /// The three segments of a compact JWS, base64url-decoded.
+    struct Segments {
+        var header: [UInt8]
+        var payload: [UInt8]
+        var signature: [UInt8]
+
+        /// The segments of `token`, or nil when it is not three canonical base64url segments.
+        init?(_ token: ArraySlice<UInt8>) {
+            let parts = token.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            guard parts.count == 3,
+                let header = try? Base64.decode(parts[0], rules: .strictURL),
+                let payload = try? Base64.decode(parts[1], rules: .strictURL),
+                let signature = try? Base64.decode(parts[2], rules: .strictURL)
+            else { return nil }
+            self.header = header
+            self.payload = payload
+            self.signature = signature
+        }
+    }
+
     /// Appends `token` (the compact serialisation) to `writer`; false, with `writer` unchanged,
-    /// when it is not three base64url segments.
+    /// when it is not three canonical base64url segments.
     static func write(token: ArraySlice<UInt8>, depth: Int, into writer: inout Writer) -> Bool {
-        let parts = token.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, depth <= maximumDepth,
-            let header = try? Base64.decode(parts[0], rules: .strictURL),
-            let payload = try? Base64.decode(parts[1], rules: .strictURL),
-            let signature = try? Base64.decode(parts[2], rules: .strictURL)
-        else { return false }
-        var attempt = writer
-        writeHeader(header[...], into: &attempt)
-        writePayload(payload[...], depth: depth, into: &attempt)
-        attempt.varint(signature.count)
-        attempt.bytes.append(contentsOf: signature)
-        writer = attempt
+        guard depth <= maximumDepth, let segments = Segments(token) else { return false }
+        write(segments, depth: depth, into: &writer)
         return true
+    }
+
+    /// Appends the token of `segments`: what is checked is checked before (nothing here fails, so
+    /// nothing is undone and no copy of the writer is made).
+    private static func write(_ segments: Segments, depth: Int, into writer: inout Writer) {
+        writeHeader(segments.header[...], into: &writer)
+        writePayload(segments.payload[...], depth: depth, into: &writer)
+        writer.varint(segments.signature.count)
+        writer.bytes.append(contentsOf: segments.signature)
     }
 
     /// The header's bytes with each element of its `x5c` array that is canonical standard base64
@@ -102,11 +121,10 @@ enum TokenDecomposition {
         if depth < maximumDepth {
             for content in jsonStrings(payload) where content.count >= 16 && payload[content].count(where: { $0 == UInt8(ascii: ".") }) == 2
             {
-                var attempt = writer
-                attempt.literal(payload[start..<content.lowerBound])
-                attempt.bytes.append(tokenTag)
-                guard write(token: payload[content], depth: depth + 1, into: &attempt) else { continue }
-                writer = attempt
+                guard let segments = Segments(payload[content]) else { continue }
+                writer.literal(payload[start..<content.lowerBound])
+                writer.bytes.append(tokenTag)
+                write(segments, depth: depth + 1, into: &writer)
                 start = content.upperBound
             }
         }
