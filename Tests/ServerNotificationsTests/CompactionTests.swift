@@ -127,6 +127,16 @@ import Testing
         let raw = try cluster.sql("SELECT count(*) FROM notifications WHERE payload_format IS NULL", database: "notifications")
         #expect(raw == "1")
         #expect(try cluster.sql("SELECT version FROM notification_store_schema", database: "notifications") == "3")
+        // What PostgreSQL keeps of the real DID_RENEW notification (18,042 bytes raw), and of all
+        // the certificate rows.
+        let rowBytes = try cluster.sql(
+            "SELECT pg_column_size(payload_body) + pg_column_size(payload_sha256) + pg_column_size(signed_payload)"
+                + " FROM notifications WHERE notification_uuid = 'gopay/sandbox-notification-DID_RENEW.jws'",
+            database: "notifications")
+        #expect((Int(rowBytes) ?? .max) < 3_000, "\(rowBytes)")
+        let certificateBytes = try cluster.sql(
+            "SELECT sum(pg_column_size(digest) + pg_column_size(der)) FROM notification_certificates", database: "notifications")
+        print("PostgreSQL: DID_RENEW row payload columns \(rowBytes) bytes; certificate rows \(certificateBytes) bytes in all")
 
         // A row updated behind the store's back: its digest no longer matches.
         try cluster.sql(
