@@ -1,7 +1,8 @@
 import Foundation
 import Internals
-@testable import ServerNotifications
 import Testing
+
+@testable import ServerNotifications
 
 /// The compact form's reader on hostile bytes (the inner stream, before zlib, which a damaged row
 /// could reach only through a checksum collision): every mutation gives the original token or a
