@@ -122,6 +122,11 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
         case historyMismatch
         /// A backfill reached its page or time limit (``NotificationBackfill/Limits``).
         case limitReached
+        /// A stored row does not give back the bytes it was given (its rebuilt payload does not
+        /// match its SHA-256, a certificate it references is missing or altered, its compact form
+        /// is damaged): the database was altered outside the store. Nothing else of the row is
+        /// returned.
+        case corrupt
     }
 
     /// The kind of failure.
