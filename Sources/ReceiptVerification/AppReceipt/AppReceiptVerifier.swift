@@ -65,16 +65,11 @@ extension SignedDataVerifier where Format == AppReceiptFormat {
         guard let envelope = receipt.envelope else {
             return parseFailure("the receipt was not parsed from a PKCS#7 envelope, so there is no signature to verify", at: time)
         }
-        let signed: AppReceipt
-        do throws(ReceiptError) {
-            signed = try AppReceipt(envelope: envelope, limits: format.limits)
-        } catch {
-            return parseFailure("\(error)", at: time)
-        }
-        guard signed == receipt else {
-            return parseFailure("the receipt's fields differ from its signed payload (changed after parsing)", at: time)
-        }
-        return verify(parsed: signed, expecting: expectations, at: time)
+        let limits = format.limits
+        return verify(
+            given: receipt, reparse: { () throws(ReceiptError) in try AppReceipt(envelope: envelope, limits: limits) },
+            describe: { "\($0)" }, changedReason: "the receipt's fields differ from its signed payload (changed after parsing)",
+            expecting: expectations, at: time)
     }
 }
 
