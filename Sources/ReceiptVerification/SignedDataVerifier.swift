@@ -435,6 +435,24 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
             chain: nil, validationTime: nil, requestedTime: time, signature: nil, assurance: nil)
     }
 
+    /// Verifies a payload a caller passed already parsed: `reparse` reads it again from the bytes
+    /// it was parsed from (a failure is the reason the parse check fails), and a payload whose
+    /// fields differ from those bytes fails the parse check with `changedReason`, so the checks
+    /// see only what was signed.
+    func verify<Failure: Error>(
+        given payload: Format.Payload, reparse: () throws(Failure) -> Format.Payload, describe: (Failure) -> String,
+        changedReason: String, expecting expectations: Format.Expectations, at time: ValidationTime
+    ) -> Verdict<Format.Payload> where Format.Payload: Equatable {
+        let signed: Format.Payload
+        do throws(Failure) {
+            signed = try reparse()
+        } catch {
+            return parseFailure(describe(error), at: time)
+        }
+        guard signed == payload else { return parseFailure(changedReason, at: time) }
+        return verify(parsed: signed, expecting: expectations, at: time)
+    }
+
     /// Verifies a payload the format parsed from the input's exact bytes.
     func verify(parsed payload: Format.Payload, expecting expectations: Format.Expectations, at requestedTime: ValidationTime)
         -> Verdict<Format.Payload>
