@@ -29,7 +29,9 @@ import Internals
 ///   not decode) and Apple's private extensions (1.2.840.113635.100.6); nothing else.
 enum ChainFastPath {
     /// The validated path leaf first and anchor last, or nil when this path does not establish it.
-    static func validate(leaf: Certificate, intermediates: [Certificate], anchors: [Certificate], at seconds: Int, maximumIntermediates: Int)
+    static func validate(
+        leaf: Certificate, intermediates: [Certificate], anchors: [Certificate], at seconds: Int, maximumIntermediates: Int
+    )
         -> [Certificate]?
     {
         var anchorFields: [CertificateFields] = []

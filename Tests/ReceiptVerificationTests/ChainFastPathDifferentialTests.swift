@@ -39,7 +39,8 @@ struct ChainFastPathDifferentialTests {
         for time in test.times {
             let fast = fastStore.fastPathChain(
                 leaf: try deferred(test.leaf), intermediates: try test.intermediates.map(deferred), at: time)
-            let oracle = oracleStore.validateWithOpenSSL(leaf: try eager(test.leaf), intermediates: try test.intermediates.map(eager), at: time)
+            let oracle = oracleStore.validateWithOpenSSL(
+                leaf: try eager(test.leaf), intermediates: try test.intermediates.map(eager), at: time)
             let at = "\(test.name) at \(time.timeIntervalSince1970)"
             if let fast {
                 if oracle.chain != fast { found.append("\(at): the fast path accepted, OpenSSL says \(oracle)") }
@@ -87,9 +88,12 @@ struct ChainFastPathDifferentialTests {
         for (name, pki) in [("apple RSA", try PKIs.apple.get()), ("JWS EC", try PKIs.jws.get()), ("weak RSA-1024", try PKIs.weak.get())] {
             let chain = [pki.leaf, pki.intermediate, pki.root]
             cases.append(Case(name: name, leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root], times: times(chain)))
-            cases.append(Case(name: "\(name), no intermediate", leaf: pki.leaf, intermediates: [], anchors: [pki.root], times: times(chain)))
             cases.append(
-                Case(name: "\(name), intermediate as anchor", leaf: pki.leaf, intermediates: [], anchors: [pki.intermediate], times: times(chain)))
+                Case(name: "\(name), no intermediate", leaf: pki.leaf, intermediates: [], anchors: [pki.root], times: times(chain)))
+            cases.append(
+                Case(
+                    name: "\(name), intermediate as anchor", leaf: pki.leaf, intermediates: [], anchors: [pki.intermediate],
+                    times: times(chain)))
             cases.append(
                 Case(
                     name: "\(name), wrong anchor", leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [try PKIs.other.get().root],
@@ -113,7 +117,8 @@ struct ChainFastPathDifferentialTests {
         let storeKit = try PKIs.storeKit.get()
         cases.append(
             Case(
-                name: "StoreKit certificate as its own anchor", leaf: storeKit.certificate, intermediates: [], anchors: [storeKit.certificate],
+                name: "StoreKit certificate as its own anchor", leaf: storeKit.certificate, intermediates: [],
+                anchors: [storeKit.certificate],
                 times: [utc(2025, 6, 1)], leftToOpenSSL: true))
         cases += try forgeryCases()
         return cases
@@ -125,16 +130,23 @@ struct ChainFastPathDifferentialTests {
         let inside = [FixedTestPKI.inside]
         var cases: [Case] = []
         func add(_ name: String, _ leaf: Certificate, _ intermediates: [Certificate], anchors: [Certificate]? = nil, left: Bool = false) {
-            cases.append(Case(name: name, leaf: leaf, intermediates: intermediates, anchors: anchors ?? [pki.root], times: inside, leftToOpenSSL: left))
+            cases.append(
+                Case(
+                    name: name, leaf: leaf, intermediates: intermediates, anchors: anchors ?? [pki.root], times: inside, leftToOpenSSL: left
+                ))
         }
         add("fixed PKI", pki.leaf, [pki.intermediate])
-        add("fixed PKI, noisy candidates", pki.leaf, [try FixedTestPKI.makeRoot(key: pki.leafKey, subject: [("CN", "Stranger")]), pki.root, pki.intermediate])
+        add(
+            "fixed PKI, noisy candidates", pki.leaf,
+            [try FixedTestPKI.makeRoot(key: pki.leafKey, subject: [("CN", "Stranger")]), pki.root, pki.intermediate])
         // Impostor root with the anchor's subject and another key.
         let impostorKey = try PrivateKey.generateP256()
         let impostorRoot = try FixedTestPKI.makeRoot(key: impostorKey)
         let impostorIntermediateKey = try PrivateKey.generateP256()
-        let impostorIntermediate = try FixedTestPKI.makeIntermediate(key: impostorIntermediateKey, issuer: impostorRoot, issuerKey: impostorKey)
-        let impostorLeaf = try FixedTestPKI.makeLeaf(key: impostorIntermediateKey, issuer: impostorIntermediate, issuerKey: impostorIntermediateKey)
+        let impostorIntermediate = try FixedTestPKI.makeIntermediate(
+            key: impostorIntermediateKey, issuer: impostorRoot, issuerKey: impostorKey)
+        let impostorLeaf = try FixedTestPKI.makeLeaf(
+            key: impostorIntermediateKey, issuer: impostorIntermediate, issuerKey: impostorIntermediateKey)
         add("impostor root carried", impostorLeaf, [impostorIntermediate, impostorRoot])
         add("impostor root bare", impostorLeaf, [impostorIntermediate])
         add("impostor root trusted", impostorLeaf, [impostorIntermediate], anchors: [impostorRoot])
@@ -154,7 +166,9 @@ struct ChainFastPathDifferentialTests {
         add("issued by a non-CA", child, [pki.leaf, pki.intermediate])
         let sub = try FixedTestPKI.makeIntermediate(
             key: twinKey, issuer: pki.intermediate, issuerKey: pki.intermediateKey, serial: 10, subject: [("CN", "Sub CA")])
-        add("below a pathlen-0 intermediate", try FixedTestPKI.makeLeaf(key: twinKey, issuer: sub, issuerKey: twinKey), [sub, pki.intermediate])
+        add(
+            "below a pathlen-0 intermediate", try FixedTestPKI.makeLeaf(key: twinKey, issuer: sub, issuerKey: twinKey),
+            [sub, pki.intermediate])
         add("self-signed leaf", try FixedTestPKI.makeRoot(key: twinKey, subject: [("CN", "Lonely")]), [])
         // Issuers shaped by hand: keyUsage, basicConstraints, extensions, digests.
         func intermediate(_ configure: (inout CertificateBuilder) -> Void) throws -> Certificate {
@@ -175,8 +189,10 @@ struct ChainFastPathDifferentialTests {
             configure(&builder)
             return try builder.issued(by: issuer, signingKey: twinKey)
         }
-        let unknownCritical = CertificateExtension(oid: ASN1ObjectIdentifier(1, 3, 6, 1, 4, 1, 99_999, 1), critical: true, value: [0x05, 0x00])
-        let unknownPlain = CertificateExtension(oid: ASN1ObjectIdentifier(1, 3, 6, 1, 4, 1, 99_999, 1), critical: false, value: [0x05, 0x00])
+        let unknownCritical = CertificateExtension(
+            oid: ASN1ObjectIdentifier(1, 3, 6, 1, 4, 1, 99_999, 1), critical: true, value: [0x05, 0x00])
+        let unknownPlain = CertificateExtension(
+            oid: ASN1ObjectIdentifier(1, 3, 6, 1, 4, 1, 99_999, 1), critical: false, value: [0x05, 0x00])
         let shapes: [(String, (inout CertificateBuilder) -> Void, Bool)] = [
             ("an EC intermediate", { _ in }, false),
             ("intermediate keyUsage without keyCertSign", { $0.keyUsage = [.digitalSignature] }, false),
@@ -185,7 +201,10 @@ struct ChainFastPathDifferentialTests {
             ("intermediate with cA FALSE", { $0.basicConstraints = .endEntity }, false),
             ("intermediate with an unknown critical extension", { $0.customExtensions = [unknownCritical] }, false),
             ("intermediate with an unknown extension", { $0.customExtensions = [unknownPlain] }, true),
-            ("intermediate with an extended key usage", { $0.extendedKeyUsageOIDs = [ASN1ObjectIdentifier(1, 3, 6, 1, 5, 5, 7, 3, 1)] }, false),
+            (
+                "intermediate with an extended key usage", { $0.extendedKeyUsageOIDs = [ASN1ObjectIdentifier(1, 3, 6, 1, 5, 5, 7, 3, 1)] },
+                false
+            ),
             ("intermediate valid only from 2026", { $0.notBefore = utc(2026, 1, 1) }, false),
             ("intermediate expired in 2025", { $0.notAfter = utc(2025, 1, 1) }, false),
         ]
@@ -197,7 +216,13 @@ struct ChainFastPathDifferentialTests {
         let leafShapes: [(String, (inout CertificateBuilder) -> Void, Bool)] = [
             ("leaf with an unknown critical extension", { $0.customExtensions = [unknownCritical] }, false),
             ("leaf keyUsage keyCertSign only", { $0.keyUsage = [.keyCertSign] }, false),
-            ("leaf without keyUsage or basicConstraints", { $0.keyUsage = nil; $0.basicConstraints = nil }, false),
+            (
+                "leaf without keyUsage or basicConstraints",
+                { builder in
+                    builder.keyUsage = nil
+                    builder.basicConstraints = nil
+                }, false
+            ),
             ("leaf that is a CA", { $0.basicConstraints = .ca() }, false),
             ("leaf signed with SHA-1", { $0.digest = .sha1 }, false),
             ("leaf signed with SHA-384", { $0.digest = .sha384 }, false),
@@ -210,7 +235,8 @@ struct ChainFastPathDifferentialTests {
         var issuerKey = pki.rootKey
         for level in 0..<3 {
             var builder = CertificateBuilder(
-                subject: [("CN", "Level \(level)")], serialNumber: UInt64(30 + level), notBefore: utc(2021, 1, 1), notAfter: utc(2035, 1, 1),
+                subject: [("CN", "Level \(level)")], serialNumber: UInt64(30 + level), notBefore: utc(2021, 1, 1),
+                notAfter: utc(2035, 1, 1),
                 publicKey: try twinKey.publicKey)
             builder.basicConstraints = .ca()
             builder.keyUsage = [.keyCertSign]
@@ -221,7 +247,10 @@ struct ChainFastPathDifferentialTests {
         }
         let deepLeaf = try leaf(under: issuer)
         add("three intermediates", deepLeaf, deep)
-        cases.append(Case(name: "three intermediates, limit 2", leaf: deepLeaf, intermediates: deep, anchors: [pki.root], times: inside, maximumIntermediates: 2))
+        cases.append(
+            Case(
+                name: "three intermediates, limit 2", leaf: deepLeaf, intermediates: deep, anchors: [pki.root], times: inside,
+                maximumIntermediates: 2))
         return cases
     }
 
@@ -270,7 +299,9 @@ struct ChainFastPathDifferentialTests {
     @Test("Every real chain: the fast path accepts exactly what OpenSSL accepts, at every validity boundary")
     func realChainsAgree() throws {
         let chains = try Self.realChains()
-        let appleRoots = try ["AppleIncRootCertificate.cer", "AppleRootCA-G2.cer", "AppleRootCA-G3.cer"].map { try Fixtures.certificate($0) }
+        let appleRoots = try ["AppleIncRootCertificate.cer", "AppleRootCA-G2.cer", "AppleRootCA-G3.cer"].map {
+            try Fixtures.certificate($0)
+        }
         var problems: [String] = []
         var acceptedByFastPath = 0
         for (name, certificates) in chains {
@@ -284,7 +315,8 @@ struct ChainFastPathDifferentialTests {
                 problems += try Self.disagreements(test)
                 for time in test.times
                 where TrustStore(anchors: try test.anchors.map { try Certificate(deferringOpenSSL: $0.derEncoded) }).fastPathChain(
-                    leaf: try Certificate(deferringOpenSSL: leaf.derEncoded), intermediates: test.intermediates, at: time) != nil {
+                    leaf: try Certificate(deferringOpenSSL: leaf.derEncoded), intermediates: test.intermediates, at: time) != nil
+                {
                     acceptedByFastPath += 1
                 }
             }
