@@ -246,7 +246,7 @@ public struct VerificationRun: Sendable {
             return .success(cached.signer)
         }
         do throws(CryptoError) {
-            let certificate = try Certificate(derEncoded: Array(der))
+            let certificate = try Certificate(deferringOpenSSL: Array(der))
             signerEntry = (key, [])
             return .success(
                 SignerCertificate(
@@ -309,7 +309,7 @@ final class ChainMachinery: Sendable {
             // already is in the trust store: it is not parsed again.
             if anchors.certificates.contains(where: { bytesEqual($0.derEncoded[...], der) }) { continue }
             do throws(CryptoError) {
-                others.append(try Certificate(derEncoded: Array(der)))
+                others.append(try Certificate(deferringOpenSSL: Array(der)))
             } catch {
                 return (nil, "intermediate candidate #\(index) cannot be parsed: \(error.reason)")
             }
