@@ -197,16 +197,22 @@ struct BackfillCommandTests {
         let executable = try #require(ReceiptTool.executable)
         let process = Process()
         process.executableURL = executable
-        process.arguments = world.arguments(until: until)
+        // A long per-attempt timeout: under load the held page must still be held when the kill comes.
+        process.arguments = world.arguments(until: until) + ["--timeout", "600"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.runRetryingBadDescriptor()
-        let deadline = Date().addingTimeInterval(60)
-        while gate.waiting == 0, process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        try #require(gate.waiting == 1, "the fourth page was never asked for")
-        kill(process.processIdentifier, SIGKILL)
-        try await onThread { process.waitUntilExit() }
+        // Watched and killed from a thread of its own, so that a busy test pool cannot delay it.
+        let reached = try await onThread { () -> Bool in
+            let deadline = Date().addingTimeInterval(120)
+            while gate.waiting == 0, process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            guard gate.waiting == 1 else { return false }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return true
+        }
+        try #require(reached, "the fourth page was never asked for")
         #expect(process.terminationReason == .uncaughtSignal)
         gate.open()
         world.api.server.clearScript()
