@@ -1,6 +1,8 @@
 // SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), written here because the RMStore module must
-// not link OpenSSL. Used only for the integrity tag of SecureTransactionPersistor, so clarity wins
-// over speed. Known-answer tests: Tests/RMStoreTests/CryptoKnownAnswerTests.swift.
+// not link OpenSSL. Used for the integrity tag of SecureTransactionPersistor and for the digests a
+// notification store checks on every compact row it reads, so whole blocks are compressed straight
+// from the caller's bytes (no per-byte copying). Known-answer tests:
+// Tests/RMStoreTests/CryptoKnownAnswerTests.swift and Tests/InternalsTests.
 
 /// An incremental SHA-256 hash.
 package struct SHA256: Sendable {
@@ -27,6 +29,7 @@ package struct SHA256: Sendable {
     private var h: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
     ]
+    /// The bytes of an unfinished block (fewer than ``blockCount``).
     private var pending: [UInt8] = []
     private var messageLength: UInt64 = 0
 
@@ -37,14 +40,37 @@ package struct SHA256: Sendable {
 
     /// Adds bytes to the message.
     package mutating func update(_ bytes: some Sequence<UInt8>) {
-        for byte in bytes {
-            pending.append(byte)
-            messageLength &+= 1
-            if pending.count == Self.blockCount {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in update(UnsafeRawBufferPointer(buffer)) }
+        if done == nil { update(Array(bytes)) }
+    }
+
+    /// Adds bytes to the message.
+    package mutating func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    /// Adds bytes to the message.
+    package mutating func update(_ bytes: ArraySlice<UInt8>) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    /// Adds bytes to the message: whole blocks are compressed where they lie.
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        messageLength &+= UInt64(bytes.count)
+        var offset = 0
+        if !pending.isEmpty {
+            let taken = min(Self.blockCount - pending.count, bytes.count)
+            pending.append(contentsOf: bytes[0..<taken])
+            offset = taken
+            guard pending.count == Self.blockCount else { return }
+            pending.withUnsafeBytes { compress($0, at: 0) }
+            pending.removeAll(keepingCapacity: true)
         }
+        while bytes.count - offset >= Self.blockCount {
+            compress(bytes, at: offset)
+            offset += Self.blockCount
+        }
+        if offset < bytes.count { pending.append(contentsOf: bytes[offset...]) }
     }
 
     /// Pads the message and returns the 32-byte digest.
@@ -79,54 +105,74 @@ package struct SHA256: Sendable {
         return hasher.finalize()
     }
 
-    private mutating func compress(_ block: [UInt8]) {
+    /// The digest of `bytes`.
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
+    /// The digest of `bytes`.
+    package static func hash(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
+    /// Compresses the 64-byte block of `buffer` at `offset` (the caller checked that it is whole).
+    private mutating func compress(_ buffer: UnsafeRawBufferPointer, at offset: Int) {
         // §6.2.2: message schedule, then 64 rounds.
-        var w = [UInt32](repeating: 0, count: 64)
-        for t in 0..<16 {
-            let i = t * 4
-            w[t] = UInt32(block[i]) << 24 | UInt32(block[i + 1]) << 16 | UInt32(block[i + 2]) << 8 | UInt32(block[i + 3])
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            for t in 0..<16 {
+                let i = offset + t * 4
+                w[t] = UInt32(buffer[i]) << 24 | UInt32(buffer[i + 1]) << 16 | UInt32(buffer[i + 2]) << 8 | UInt32(buffer[i + 3])
+            }
+            for t in 16..<64 {
+                let s0 = Self.rotateRight(w[t - 15], 7) ^ Self.rotateRight(w[t - 15], 18) ^ (w[t - 15] >> 3)
+                let s1 = Self.rotateRight(w[t - 2], 17) ^ Self.rotateRight(w[t - 2], 19) ^ (w[t - 2] >> 10)
+                w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+            }
+            Self.k.withUnsafeBufferPointer { k in
+                h.withUnsafeMutableBufferPointer { h in
+                    var a = h[0]
+                    var b = h[1]
+                    var c = h[2]
+                    var d = h[3]
+                    var e = h[4]
+                    var f = h[5]
+                    var g = h[6]
+                    var hh = h[7]
+                    for t in 0..<64 {
+                        let sigma1 = Self.rotateRight(e, 6) ^ Self.rotateRight(e, 11) ^ Self.rotateRight(e, 25)
+                        let choose = (e & f) ^ (~e & g)
+                        let t1 = hh &+ sigma1 &+ choose &+ k[t] &+ w[t]
+                        let sigma0 = Self.rotateRight(a, 2) ^ Self.rotateRight(a, 13) ^ Self.rotateRight(a, 22)
+                        let majority = (a & b) ^ (a & c) ^ (b & c)
+                        let t2 = sigma0 &+ majority
+                        hh = g
+                        g = f
+                        f = e
+                        e = d &+ t1
+                        d = c
+                        c = b
+                        b = a
+                        a = t1 &+ t2
+                    }
+                    h[0] = h[0] &+ a
+                    h[1] = h[1] &+ b
+                    h[2] = h[2] &+ c
+                    h[3] = h[3] &+ d
+                    h[4] = h[4] &+ e
+                    h[5] = h[5] &+ f
+                    h[6] = h[6] &+ g
+                    h[7] = h[7] &+ hh
+                }
+            }
         }
-        for t in 16..<64 {
-            let s0 = rotateRight(w[t - 15], 7) ^ rotateRight(w[t - 15], 18) ^ (w[t - 15] >> 3)
-            let s1 = rotateRight(w[t - 2], 17) ^ rotateRight(w[t - 2], 19) ^ (w[t - 2] >> 10)
-            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
-        }
-        var a = h[0]
-        var b = h[1]
-        var c = h[2]
-        var d = h[3]
-        var e = h[4]
-        var f = h[5]
-        var g = h[6]
-        var hh = h[7]
-        for t in 0..<64 {
-            let sigma1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
-            let choose = (e & f) ^ (~e & g)
-            let t1 = hh &+ sigma1 &+ choose &+ Self.k[t] &+ w[t]
-            let sigma0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = sigma0 &+ majority
-            hh = g
-            g = f
-            f = e
-            e = d &+ t1
-            d = c
-            c = b
-            b = a
-            a = t1 &+ t2
-        }
-        h[0] = h[0] &+ a
-        h[1] = h[1] &+ b
-        h[2] = h[2] &+ c
-        h[3] = h[3] &+ d
-        h[4] = h[4] &+ e
-        h[5] = h[5] &+ f
-        h[6] = h[6] &+ g
-        h[7] = h[7] &+ hh
     }
 
     @inline(__always)
-    private func rotateRight(_ x: UInt32, _ n: UInt32) -> UInt32 {
+    private static func rotateRight(_ x: UInt32, _ n: UInt32) -> UInt32 {
         (x >> n) | (x << (32 - n))
     }
 }

@@ -28,6 +28,28 @@ struct CryptoKnownAnswerTests {
         #expect(hex(hasher.finalize()) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
+    /// Any split of a message into parts (empty ones, parts shorter and longer than a block, slices,
+    /// a sequence with no contiguous storage) gives the digest of the whole.
+    @Test func sha256_anySplitGivesTheSameDigest() {
+        var generator = SplitMix64(seed: 7)
+        let message = (0..<1_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let whole = SHA256.hash(message)
+        for _ in 0..<50 {
+            var hasher = SHA256()
+            var offset = 0
+            while offset < message.count {
+                let length = min(Int.random(in: 0...150, using: &generator), message.count - offset)
+                switch length % 3 {
+                case 0: hasher.update(message[offset..<offset + length])
+                case 1: hasher.update(Array(message[offset..<offset + length]))
+                default: hasher.update(message[offset..<offset + length].lazy.map { $0 })
+                }
+                offset += length
+            }
+            #expect(hasher.finalize() == whole)
+        }
+    }
+
     /// Messages whose padding crosses a block boundary (55, 56, 64 bytes).
     @Test func sha256_paddingBoundaries() {
         #expect(hex(SHA256.hash([UInt8](repeating: 0x61, count: 55))) == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318")
