@@ -19,15 +19,13 @@ extension VerifyCommand {
         /// The expectation options given, to refuse those a kind does not carry.
         let options: ExpectationOptions
 
-        init(arguments: Arguments, anchors: TrustAnchors, policy: VerificationPolicy) throws(UsageError) {
+        init(settings: VerificationSettings, arguments: Arguments) throws(UsageError) {
             forcedKind = try ForcedKind.parse(arguments)
-            let cache = ChainCache()
-            let headers = JWSHeaderCache()
-            transactions = JWSTransactionVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
-            renewals = JWSRenewalInfoVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
-            appTransactions = AppTransactionVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
-            notifications = NotificationVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
-            expectations = try Self.expectations(arguments)
+            transactions = settings.jwsVerifier()
+            renewals = settings.jwsVerifier()
+            appTransactions = settings.jwsVerifier()
+            notifications = settings.jwsVerifier()
+            expectations = settings.jwsExpectations
             options = ExpectationOptions(arguments)
         }
 
