@@ -363,9 +363,13 @@ enum APICommand {
 
     /// The transaction id of the receipt `path`: verified first unless `--unverified-receipt`.
     static func transactionID(fromReceipt path: String, _ args: Arguments) throws -> String {
-        let bytes = try readInput(path)
+        // Detected once; the receipt's own bytes (decoded from base64) go on.
+        let raw = try readInput(path)
+        let detected = try? SignedInput.detect(raw)
+        var isTransactionReceipt = false
+        if case .transactionReceipt? = detected { isTransactionReceipt = true }
+        let bytes = detected?.verifiableBytes ?? raw
         let unverified = args.flag("--unverified-receipt")
-        let isTransactionReceipt = (try? TransactionReceipt(bytes)) != nil
         let settings = try VerificationSettings(options: args, anchorOption: "--receipt-anchor")
         let transactionVerifier = isTransactionReceipt && !unverified ? try settings.transactionReceiptVerifier() : nil
         let id: String?

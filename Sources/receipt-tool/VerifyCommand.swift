@@ -255,6 +255,45 @@ enum VerifyCommand {
             legacy = try LegacyVerification(settings: settings, arguments: arguments)
             signedData = try SignedDataVerification(settings: settings, arguments: arguments)
         }
+
+        /// Detects what `bytes` are, once, and verifies them by that format (or by `--kind`).
+        func verify(_ label: String, _ raw: [UInt8], json: Bool) -> Outcome {
+            let time = settings.validationTime
+            let forced = signedData.forcedKind
+            let (bytes, reading) = InputReading.read(raw)
+            let detected: SignedInput
+            switch reading {
+            case .success(let value): detected = value
+            case .failure(let error):
+                // Shaped like signed data but malformed: the JWS parse check says why.
+                if error.code == .malformedSignedData { return signedData.malformed(label, bytes, time: time, json: json) }
+                if let forced, forced.payloadKind != nil {
+                    return forced.mismatch(label, found: "neither a receipt nor signed data", json: json)
+                }
+                // The receipt verifier's parse check says what was tried.
+                if forced == .transactionReceipt { return legacy.verify(label, bytes, time: time, json: json) }
+                return appReceipt(label, bytes, json: json)
+            }
+            // A receipt where signed data was asked for, or the reverse, or the other receipt
+            // format. (A JWS of another kind goes to the kind asked for, whose check says so.)
+            if let forced, let family = ForcedKind.family(of: detected), forced != family,
+                forced.payloadKind == nil || family.payloadKind == nil
+            {
+                return forced.mismatch(label, found: detected.described, json: json)
+            }
+            switch detected {
+            case .signedData(let input, let kind): return signedData.verify(label, input, kind: kind, time: time, json: json)
+            case .transactionReceipt(let text): return legacy.verify(label, text, time: time, json: json)
+            case .appReceipt(let der): return appReceipt(label, der, json: json)
+            }
+        }
+
+        func appReceipt(_ label: String, _ bytes: [UInt8], json: Bool) -> Outcome {
+            let verdict = legacy.options.refusing(
+                appReceipts.verify(bytes, expecting: settings.receiptExpectations, at: settings.validationTime), as: .appReceipt)
+            let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)
+            return Outcome(status: status, output: json ? jsonLine(label, status, verdict) : text(label, status, verdict))
+        }
     }
 
     static func verify(_ item: Item, _ verifiers: Verifiers, json: Bool) -> Outcome {
@@ -263,30 +302,15 @@ enum VerifyCommand {
         case .unreadable(let reason):
             return unreadable(item.label, reason, json: json)
         case .bytes(let value):
-            bytes = PastedToken.unwrapped(value)
+            bytes = value
         case .file(let path, let regularFileOnly):
             do throws(FileBytes.Failure) {
-                bytes = PastedToken.unwrapped(try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly))
+                bytes = try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly)
             } catch {
                 return unreadable(item.label, error.reason(limit: inputLimit), json: json)
             }
         }
-        let time = verifiers.settings.validationTime
-        let signedData = verifiers.signedData
-        if let outcome = signedData.verify(item.label, bytes, time: time, json: json) {
-            return outcome
-        }
-        let family = ForcedKind.receiptFamily(of: bytes)
-        if let forced = signedData.forcedKind, let family, forced != family {
-            return forced.mismatch(item.label, found: family.described, json: json)
-        }
-        if family == .transactionReceipt || signedData.forcedKind == .transactionReceipt {
-            return verifiers.legacy.verify(item.label, bytes, time: time, json: json)
-        }
-        let verdict = verifiers.legacy.options.refusing(
-            verifiers.appReceipts.verify(bytes, expecting: verifiers.settings.receiptExpectations, at: time), as: .appReceipt)
-        let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)
-        return Outcome(status: status, output: json ? jsonLine(item.label, status, verdict) : text(item.label, status, verdict))
+        return verifiers.verify(item.label, bytes, json: json)
     }
 
     static func unreadable(_ label: String, _ reason: String, json: Bool) -> Outcome {
