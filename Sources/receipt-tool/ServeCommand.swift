@@ -201,26 +201,30 @@ enum ServeCommand {
         let log = try ServeLog(format: args.value("--log-format"))
         if !quiet { configuration.log = { log.message($0) } }
 
-        let endpoint = VerifyReceiptEndpoint(
+        // Every endpoint reports its outcomes: to the metrics, and to the log unless --quiet.
+        let report = quiet ? nil : log.hook
+        var endpoint = VerifyReceiptEndpoint(
             configuration: .init(
                 environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: settings.validationTime,
                 transactionReceiptTime: settings.validationTime, clock: settings.clock),
             appReceiptVerifier: settings.appReceiptVerifier(),
             transactionReceiptVerifier: try settings.transactionReceiptVerifier())
+        endpoint.report = report
         let metrics = ServerMetrics(bundleIds: configured?.service.apps.map(\.bundleId) ?? args.value("--bundle-id").map { [$0] } ?? [])
         let notifications: NotificationsEndpoint?
         if let configured {
             notifications = try configuredNotificationsEndpoint(
                 configured.service, file: configured.file, args: args, settings: settings, requestTimeout: configuration.requestTimeout,
-                metrics: metrics)
+                metrics: metrics, report: report)
         } else {
             notifications = try notificationsEndpoint(
-                args, settings: settings, environment: environment, requestTimeout: configuration.requestTimeout, metrics: metrics)
+                args, settings: settings, environment: environment, requestTimeout: configuration.requestTimeout, metrics: metrics,
+                report: report)
         }
-        let retention = try retentionEndpoint(args, settings: settings, environment: environment)
+        var retention = try retentionEndpoint(args, settings: settings, environment: environment)
+        retention?.report = report
         let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications, retention: retention, metrics: metrics)
-        let logging = LoggingEndpoint(routes: routes, quiet: quiet, log: log)
-        let server = HTTPServer(configuration: configuration, handler: MeasuredHandler(logging, routes: routes, metrics: metrics))
+        let server = HTTPServer(configuration: configuration, handler: MeasuredHandler(routes, routes: routes, metrics: metrics))
         do {
             try server.start()
         } catch {
@@ -247,7 +251,7 @@ extension ServeCommand {
     /// The notifications endpoint `--notifications-db` asks for (nil without it).
     static func notificationsEndpoint(
         _ args: Arguments, settings: VerificationSettings, environment: VerifyReceiptEnvironment, requestTimeout: Duration,
-        metrics: ServerMetrics
+        metrics: ServerMetrics, report: OutcomeHook?
     ) throws -> NotificationsEndpoint? {
         let options = ["--bundle-id", "--app-apple-id", "--notifications-path", "--dead-letters-max-count", "--dead-letters-max-age"]
         guard let location = args.value("--notifications-db") else {
@@ -265,14 +269,14 @@ extension ServeCommand {
             location: location, path: args.value("--notifications-path") ?? "/notifications", pathOption: "--notifications-path",
             router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)),
             time: settings.validationTime,
-            requestTimeout: requestTimeout, metrics: metrics, retention: try deadLetterRetention(args))
+            requestTimeout: requestTimeout, metrics: metrics, report: report, retention: try deadLetterRetention(args))
     }
 
     /// The notifications endpoint on `path` (`pathOption` gives it) keeping notifications in the
-    /// store at `location`, verified by `router`.
+    /// store at `location`, verified by `router`, reporting its outcomes to `metrics` and `report`.
     static func notificationsEndpoint(
         location: String, path: String, pathOption: String, router: NotificationRouter, time: ValidationTime, requestTimeout: Duration,
-        metrics: ServerMetrics, retention: DeadLetterRetention
+        metrics: ServerMetrics, report: OutcomeHook?, retention: DeadLetterRetention
     ) throws -> NotificationsEndpoint {
         guard isRoutePath(path), path != "/health", path != "/verifyReceipt", path != "/metrics" else {
             throw UsageError(
@@ -300,7 +304,7 @@ extension ServeCommand {
         let receiver = NotificationReceiver(
             router: router, validationTime: time, store: measured,
             deadLetters: NotificationStores.deadLetters(of: store) == nil ? nil : measured, retention: retention)
-        return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics)
+        return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics, report: report)
     }
 
     /// The verifier and expectations of notifications that `--bundle-id`, `--app-apple-id` and
@@ -350,34 +354,4 @@ extension ServeCommand {
 func isRoutePath(_ path: String) -> Bool {
     path.hasPrefix("/")
         && !path.unicodeScalars.contains { $0 == "?" || $0 == "#" || $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }
-}
-
-/// The routes, with one line per verifyReceipt or notification request on standard error.
-struct LoggingEndpoint: HTTPHandler {
-    let routes: ReceiptServerRoutes
-    let quiet: Bool
-    let log: ServeLog
-
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        guard request.method == "POST" else { return routes.respond(to: request) }
-        if let notifications = routes.notifications, request.path == notifications.path {
-            let (response, outcome) = notifications.answer(body: request.body, source: request.remoteAddress)
-            if !quiet {
-                let detail: String
-                switch outcome {
-                case .accepted(let row), .duplicate(let row):
-                    detail = "\(row.notificationUUID) \(row.notificationType ?? "?")\(row.subtype.map { "/\($0)" } ?? "")"
-                case .rejected(let rejection): detail = "\(rejection)"
-                case .unavailable(let error): detail = "\(error)"
-                }
-                log.request(request, status: response.status, outcome: outcome.name, detail: detail)
-            }
-            return response
-        }
-        let endpoint = routes.verifyReceipt
-        guard request.path == endpoint.configuration.path else { return routes.respond(to: request) }
-        let answer = endpoint.verifyReceipt(body: request.body)
-        if !quiet { log.request(request, status: nil, outcome: String(answer.status.rawValue), detail: answer.reason) }
-        return .json(answer.body)
-    }
 }

@@ -58,7 +58,7 @@ extension ServeCommand {
     /// `/notifications`) and a router of its apps.
     static func configuredNotificationsEndpoint(
         _ configuration: ServiceConfiguration, file: String, args: Arguments, settings: VerificationSettings, requestTimeout: Duration,
-        metrics: ServerMetrics
+        metrics: ServerMetrics, report: OutcomeHook?
     ) throws -> NotificationsEndpoint {
         guard let location = configuration.store else {
             throw ToolFailure("\(ManagementRequests.quoted(file)): serve needs a \"store\" (a SQLite path or postgres:// URL)")
@@ -66,6 +66,7 @@ extension ServeCommand {
         let router = try configuration.router(settings: settings, file: file)
         return try notificationsEndpoint(
             location: location, path: configuration.notificationsPath ?? "/notifications", pathOption: "notificationsPath", router: router,
-            time: settings.validationTime, requestTimeout: requestTimeout, metrics: metrics, retention: try deadLetterRetention(args))
+            time: settings.validationTime, requestTimeout: requestTimeout, metrics: metrics, report: report,
+            retention: try deadLetterRetention(args))
     }
 }
