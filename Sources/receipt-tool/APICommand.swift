@@ -101,7 +101,8 @@ enum APICommand {
             REQUEST OPTIONS:
               --from-receipt <file>   history: take the transaction id from this receipt.
               --receipt-anchor <a>    The roots that receipt must chain to: 'apple' (default),
-                                      'xcode' or a certificate file (repeatable).
+                                      'xcode' (with the xcode policy, as in verify) or a
+                                      certificate file (repeatable).
               --unverified-receipt    Take the transaction id without verifying the receipt.
               --product-id <id>       history: only this product (repeatable).
               --product-type <type>   history: AUTO_RENEWABLE, NON_RENEWABLE, CONSUMABLE or
