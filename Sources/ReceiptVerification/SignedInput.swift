@@ -15,7 +15,7 @@ public enum SignedInput: Sendable, Equatable {
     /// A legacy iOS 6 transaction receipt: its old-style property-list text (decoded when the
     /// input was base64 or a request body).
     case transactionReceipt([UInt8])
-    /// App Store signed data, with the kind its payload's members suggest (``AppStorePayloadKind/unknown``
+    /// App Store signed data, with the kind its payload's members suggest (`AppStorePayloadKind.unknown`
     /// when they name none; unverified, for routing only).
     case signedData(SignedDataInput, kind: AppStorePayloadKind)
 
