@@ -80,13 +80,15 @@ let package = Package(
         // Swift module that imports each.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // zlib, for the compact form of stored notifications (ServerNotifications only).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // App Store Server Notifications V2 received without HTTP: verify, store durably, then
         // acknowledge; the NotificationStore protocol with SQLite (one machine, group commit) and
         // PostgreSQL (several instances sharing one store); subscription state derived per original
         // transaction. No C type in its API.
         .target(
             name: "ServerNotifications",
-            dependencies: ["CLibPQ", "CSQLite", "Internals", "JSON", "JWS", "ReceiptVerification"],
+            dependencies: ["CLibPQ", "CSQLite", "CZlib", "Internals", "JSON", "JWS", "ReceiptVerification"],
             swiftSettings: swiftSettings
         ),
         // Not a product: the generic HTTP/1.1 server and its message parsing (nothing about

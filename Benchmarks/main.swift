@@ -40,6 +40,7 @@ struct Options {
     var notifications: (store: String, senders: Int, count: Int)?
     var entitlementQueries: (rows: Int, queries: Int)?
     var database: String?
+    var storedBytes: Int?
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -81,6 +82,7 @@ struct Options {
                 }
                 entitlementQueries = (rows, queries)
             case "--db": database = try value()
+            case "--stored-bytes": storedBytes = 1_000
             case "--repeat-verify":
                 // For instruction counting: warm-verify FILE against ANCHOR at its creation date N times.
                 let path = try value()
@@ -179,6 +181,10 @@ struct Options {
                                   acknowledged notifications per second through the receiver and
                                   the store, commits (SQLite) or WAL syncs (PostgreSQL) per
                                   notification (scripts/notifications-bench.sh adds fsync counts)
+                    --stored-bytes [--db DIRECTORY]
+                                  notification-stored-bytes: bytes per stored real notification (its
+                                  row's payload bytes and its share of the certificate rows, and the
+                                  SQLite file's bytes per notification), 1,000 stored
                     """)
                 exit(0)
             default:
@@ -301,6 +307,16 @@ if let (path, count) = options.repeatCold ?? options.repeatFloorChain {
 if let (rows, queries) = options.entitlementQueries {
     do {
         try EntitlementQueriesBenchmark.run(rows: rows, queries: queries)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+if let count = options.storedBytes {
+    do {
+        try StoredBytesBenchmark.run(count: count, directory: options.database)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("Error: \(error)\n".utf8))

@@ -13,12 +13,15 @@
 # --receipt-tool PATH, or RECEIPT_TOOL=PATH in the environment, runs another one (a debug build:
 # RECEIPT_TOOL=.build/debug/receipt-tool).
 # SERVE_OPTIONS are passed to every instance: the verification options of notifications, for
-# example `--anchor apple --bundle-id com.example.app --app-apple-id 123 --environment production`.
+# example `--anchor apple --bundle-id com.example.app --app-apple-id 123 --environment production`,
+# or `--config backend.json` for several apps (Docs/Serving.md): the instances then read a copy,
+# STATE_DIR/backend.json, whose "store" is the cluster's database.
 # `start` prints the URLs and writes them to STATE_DIR/cluster.env:
 #   NOTIFICATIONS_URL  https://127.0.0.1:PORT/notifications (register it with Apple)
 #   HEALTH_URL         https://127.0.0.1:PORT/health
 #   CA_CERT            the self-signed certificate to trust (curl --cacert)
 #   DATABASE_URL       the PostgreSQL database (receipt-tool notifications list --db "$DATABASE_URL")
+#   CONFIG             with --config: the copy the instances read (notifications list --config "$CONFIG")
 #   SERVE_PORTS        the instances' own ports; SERVE_PIDS their process ids
 # `stop` stops nginx, the instances (SIGTERM: requests in progress finish) and PostgreSQL, and keeps
 # the logs in STATE_DIR. Needs nginx, openssl, curl, python3 and the PostgreSQL server binaries;
@@ -83,6 +86,16 @@ start_cluster() {
         esac
     done
     local serve_options=("$@")
+    # --config FILE: the instances read a copy whose "store" is this cluster's database.
+    local config="" notifications_path="/notifications"
+    for ((k = 0; k < ${#serve_options[@]}; k++)); do
+        if [ "${serve_options[$k]}" = "--config" ] && [ $((k + 1)) -lt ${#serve_options[@]} ]; then
+            config=${serve_options[$((k + 1))]}
+            [ -f "$config" ] || { echo "cluster.sh: no configuration file $config" >&2; exit 64; }
+            serve_options=("${serve_options[@]:0:$k}" "${serve_options[@]:$((k + 2))}")
+            break
+        fi
+    done
     [ -x "$tool" ] || {
         echo "cluster.sh: no receipt-tool at $tool (swift build -c release, or --receipt-tool PATH / RECEIPT_TOOL=PATH)" >&2
         exit 1
@@ -110,6 +123,23 @@ start_cluster() {
         -c "SELECT 1 FROM pg_database WHERE datname = 'notifications'" | grep -q 1 ||
         as_postgres "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U postgres notifications
     local database="postgres://postgres@127.0.0.1:$pg_port/notifications"
+    local store_options=(--notifications-db "$database")
+    if [ -n "$config" ]; then
+        notifications_path=$(python3 - "$config" "$state/backend.json" "$database" <<'PY'
+import json, sys
+source, target, database = sys.argv[1:4]
+with open(source) as f:
+    configuration = json.load(f)
+if not isinstance(configuration, dict):
+    sys.exit("cluster.sh: the configuration is not a JSON object")
+configuration["store"] = database
+with open(target, "w") as f:
+    json.dump(configuration, f, indent=2)
+print(configuration.get("notificationsPath", "/notifications"))
+PY
+        )
+        store_options=(--config "$state/backend.json")
+    fi
 
     # The instances, started at once on the (possibly empty) database: each creates the schema if
     # it is missing, under an advisory lock, so all of them come up.
@@ -117,7 +147,7 @@ start_cluster() {
     for i in $(seq 1 "$instances"); do
         local port
         port=$(free_port)
-        "$tool" serve --host 127.0.0.1 --port "$port" --notifications-db "$database" --trusted-proxy 127.0.0.1 \
+        "$tool" serve --host 127.0.0.1 --port "$port" "${store_options[@]}" --trusted-proxy 127.0.0.1 \
             "${serve_options[@]}" >"$state/serve-$i.log" 2>&1 </dev/null &
         pids+=($!)
         ports+=("$port")
@@ -159,10 +189,11 @@ PY
     trap - ERR
 
     cat >"$state/cluster.env" <<ENV
-NOTIFICATIONS_URL=https://127.0.0.1:$https_port/notifications
+NOTIFICATIONS_URL=https://127.0.0.1:$https_port$notifications_path
 HEALTH_URL=https://127.0.0.1:$https_port/health
 CA_CERT=$state/nginx/cert.pem
 DATABASE_URL=$database
+CONFIG=${config:+$state/backend.json}
 SERVE_PORTS="${ports[*]}"
 SERVE_PIDS="${pids[*]}"
 ENV

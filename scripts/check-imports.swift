@@ -112,7 +112,7 @@ for target in targets.values.sorted(by: { $0.name < $1.name }) where target.type
         problems.append("\(target.name) imports COpenSSL (only ReceiptCrypto, HTTPClient (TLS) and CryptoBaselines may)")
     }
     // SQLite and libpq each have one Swift owner.
-    for (library, owner) in [("CSQLite", "ServerNotifications"), ("CLibPQ", "ServerNotifications")]
+    for (library, owner) in [("CSQLite", "ServerNotifications"), ("CLibPQ", "ServerNotifications"), ("CZlib", "ServerNotifications")]
     where packageImports.contains(library) && target.name != owner {
         problems.append("\(target.name) imports \(library) (only \(owner) may)")
     }

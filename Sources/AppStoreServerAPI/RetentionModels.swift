@@ -19,8 +19,9 @@ extension RetentionValue {
     public var description: String { rawValue }
 }
 
-/// A message's approval state (`messageState`).
-public struct RetentionMessageState: RetentionValue {
+/// The approval state of an uploaded message (`messageState`) or image (`imageState`): Apple
+/// documents the same values for both.
+public struct RetentionApprovalState: RetentionValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string.
@@ -35,21 +36,11 @@ public struct RetentionMessageState: RetentionValue {
     public static let known: [Self] = [.pending, .approved, .rejected]
 }
 
+/// A message's approval state (`messageState`).
+public typealias RetentionMessageState = RetentionApprovalState
+
 /// An image's approval state (`imageState`).
-public struct RetentionImageState: RetentionValue {
-    /// The value as Apple writes it.
-    public let rawValue: String
-    /// A value from its raw string.
-    public init(rawValue: String) { self.rawValue = rawValue }
-    /// `PENDING`: awaiting review.
-    public static let pending = Self(rawValue: "PENDING")
-    /// `APPROVED`: may be shown.
-    public static let approved = Self(rawValue: "APPROVED")
-    /// `REJECTED`: may not be shown.
-    public static let rejected = Self(rawValue: "REJECTED")
-    /// Every value Apple documents.
-    public static let known: [Self] = [.pending, .approved, .rejected]
-}
+public typealias RetentionImageState = RetentionApprovalState
 
 /// The size an image is uploaded for (`imageSize`).
 public struct RetentionImageSize: RetentionValue {

@@ -27,7 +27,11 @@ final class X509Handle: @unchecked Sendable {
 /// Equality and hashing use the DER encoding only. Values are immutable and `Sendable`; any
 /// accessor may be called from any thread.
 public struct Certificate: Sendable, Hashable, CustomStringConvertible {
-    let handle: X509Handle
+    /// The OpenSSL `X509`, parsed when this value was made or, for a certificate made with
+    /// ``init(deferringOpenSSL:)``, when first needed.
+    let source: X509Source
+
+    var handle: X509Handle { source.handle(derEncoded) }
 
     /// The OpenSSL `X509` behind this value, for CryptoBaselines' comparisons with OpenSSL. It stays
     /// valid while this value (or a copy) is alive; callers must not free or modify it.
@@ -72,6 +76,33 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         try self.init(handle: X509Handle(owning: x509), derEncoded: derEncoded)
     }
 
+    /// Parses one DER-encoded certificate with the package's own reader (``CertificateFields``),
+    /// leaving OpenSSL's parser for when something needs the `X509` (most verifications never
+    /// do: ``TrustStore`` validates such certificates without it when it can). Bytes the reader
+    /// does not accept are parsed by OpenSSL at once, with the errors of ``init(derEncoded:)``.
+    package init(deferringOpenSSL derEncoded: [UInt8]) throws(CryptoError) {
+        guard let fields = CertificateFields.parse(derEncoded) else {
+            try self.init(derEncoded: derEncoded)
+            return
+        }
+        self.init(
+            source: X509Source(fields: fields), derEncoded: derEncoded,
+            notBefore: Date(timeIntervalSince1970: TimeInterval(fields.notBefore)),
+            notAfter: Date(timeIntervalSince1970: TimeInterval(fields.notAfter)),
+            extensionOIDs: fields.extensions.compactMap { try? ASN1ObjectIdentifier(validatingContent: derEncoded[$0.oid]) })
+    }
+
+    private init(source: X509Source, derEncoded: [UInt8], notBefore: Date, notAfter: Date, extensionOIDs: [ASN1ObjectIdentifier]) {
+        self.source = source
+        self.derEncoded = derEncoded
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        self.extensionOIDs = extensionOIDs
+    }
+
+    /// The own reader's fields, for a certificate made with ``init(deferringOpenSSL:)``.
+    var fields: CertificateFields? { source.fields }
+
     /// Parses exactly one PEM `CERTIFICATE` block (text around the block is ignored).
     ///
     /// - Throws: ``CryptoError/Code/emptyInput`` if the text holds no certificate block,
@@ -97,13 +128,18 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``CryptoError/Code/emptyInput`` if no certificate is found, otherwise the errors of
     ///   ``init(derEncoded:)``.
     public static func load(_ bytes: [UInt8]) throws(CryptoError) -> [Certificate] {
+        try load(bytes, deferringOpenSSL: false)
+    }
+
+    /// ``load(_:)``, with DER certificates made by ``init(deferringOpenSSL:)`` when `deferring`.
+    package static func load(_ bytes: [UInt8], deferringOpenSSL deferring: Bool) throws(CryptoError) -> [Certificate] {
         guard let first = bytes.first else { throw .plain(.emptyInput, "no certificate bytes") }
         if first != 0x30 {
             let certificates = try loadPEM(bytes)
             guard !certificates.isEmpty else { throw .plain(.emptyInput, "no PEM CERTIFICATE block found") }
             return certificates
         }
-        return [try Certificate(derEncoded: bytes)]
+        return [deferring ? try Certificate(deferringOpenSSL: bytes) : try Certificate(derEncoded: bytes)]
     }
 
     /// Wraps an `X509` of which the caller hands over one reference (for example an element of a
@@ -122,7 +158,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         else {
             throw .plain(.malformedInput, "the certificate's validity dates cannot be parsed")
         }
-        self.handle = handle
+        self.source = X509Source(handle: handle)
         self.derEncoded = derEncoded
         self.notBefore = notBefore
         self.notAfter = notAfter
@@ -142,17 +178,20 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// The subject name.
     public var subject: DistinguishedName {
-        DistinguishedName(x509Name: X509_get_subject_name(handle.pointer))
+        if let fields { return DistinguishedName(derEncoded: derEncoded[fields.subject]) }
+        return DistinguishedName(x509Name: X509_get_subject_name(handle.pointer))
     }
 
     /// The issuer name.
     public var issuer: DistinguishedName {
-        DistinguishedName(x509Name: X509_get_issuer_name(handle.pointer))
+        if let fields { return DistinguishedName(derEncoded: derEncoded[fields.issuer]) }
+        return DistinguishedName(x509Name: X509_get_issuer_name(handle.pointer))
     }
 
     /// The serial number's magnitude as big-endian bytes without leading zero padding (the
     /// form `openssl x509 -serial` prints). A negative serial (non-conforming) yields its magnitude.
     public var serialNumber: [UInt8] {
+        if let fields { return Array(derEncoded[fields.serial].drop { $0 == 0 }) }
         guard let serial = X509_get0_serialNumber(handle.pointer) else { return [] }
         return asn1StringBytes(serial)
     }
@@ -161,11 +200,12 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public var serialNumberHex: String { Hex.encode(serialNumber, uppercase: true) }
 
     /// The X.509 version number as written on the wire plus one: 1, 2 or 3.
-    public var version: Int { Int(X509_get_version(handle.pointer)) + 1 }
+    public var version: Int { fields == nil ? Int(X509_get_version(handle.pointer)) + 1 : 3 }
 
     /// The OID of the certificate's outer `signatureAlgorithm` (nil only for an OID with an arc
     /// beyond 64 bits, which no known algorithm has).
     public var signatureAlgorithmOID: ASN1ObjectIdentifier? {
+        if let fields { return try? ASN1ObjectIdentifier(validatingContent: derEncoded[fields.algorithmOID]) }
         var algorithm: UnsafePointer<X509_ALGOR>?
         X509_get0_signature(nil, &algorithm, handle.pointer)
         var object: OpaquePointer?
@@ -209,6 +249,13 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     private func extensions() -> [RawExtension] {
+        if let fields {
+            return fields.extensions.map {
+                RawExtension(
+                    oid: try? ASN1ObjectIdentifier(validatingContent: derEncoded[$0.oid]), critical: $0.critical,
+                    value: Array(derEncoded[$0.value]))
+            }
+        }
         let count = X509_get_ext_count(handle.pointer)
         guard count > 0 else { return [] }
         var result: [RawExtension] = []
@@ -226,18 +273,21 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// Whether basicConstraints says `cA: TRUE`. False when the extension is absent, or when
     /// OpenSSL found the certificate's extensions invalid.
     public var isCA: Bool {
+        if let fields { return fields.isCA }
         let flags = X509_get_extension_flags(handle.pointer)
         return flags & UInt32(EXFLAG_CA) != 0 && flags & UInt32(EXFLAG_INVALID) == 0
     }
 
     /// basicConstraints' `pathLenConstraint`, or nil when absent.
     public var pathLengthConstraint: Int? {
+        if let fields { return fields.pathLength }
         let length = X509_get_pathlen(handle.pointer)
         return length >= 0 ? Int(length) : nil
     }
 
     /// The keyUsage extension's bits, or nil when the certificate has no keyUsage extension.
     public var keyUsage: KeyUsage? {
+        if let fields { return fields.keyUsage }
         guard X509_get_extension_flags(handle.pointer) & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
         return KeyUsage(openSSLBits: X509_get_key_usage(handle.pointer))
     }
@@ -258,6 +308,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``CryptoError/Code/unsupportedAlgorithm`` if OpenSSL cannot decode the key type.
     public var publicKey: PublicKey {
         get throws(CryptoError) {
+            if let fields { return try source.publicKey(derEncoded[fields.subjectPublicKeyInfo]) }
             OpenSSLErrorQueue.clear()
             guard let key = X509_get_pubkey(handle.pointer) else {
                 throw .openSSL(.unsupportedAlgorithm, "OpenSSL cannot decode the certificate's public key")

@@ -9,6 +9,11 @@ public import Foundation
 /// supplies it as an intermediate. In particular a self-signed root that copies an anchor's subject
 /// name but has a different key does not validate.
 ///
+/// A chain whose every certificate the package's own reader accepts, with the algorithms and
+/// extensions it knows, is first validated without OpenSSL's certificate parser (`ChainFastPath`:
+/// the same path search and checks, OpenSSL verifying every signature); it only ever establishes
+/// a chain, and everything else, including every failure and its reason, comes from OpenSSL:
+///
 /// Validation uses OpenSSL's `X509_verify_cert` with an `X509_STORE` holding only the anchors,
 /// created per call (so the type is trivially thread-safe), the given time
 /// (`X509_VERIFY_PARAM_set_time`), purpose "any" (no extended key usage is required; Apple's
@@ -47,6 +52,35 @@ public struct TrustStore: Sendable {
     /// - Returns: ``ChainValidationResult/valid(chain:)`` with the path leaf first and anchor last,
     ///   or ``ChainValidationResult/invalid(_:)`` naming the first failure OpenSSL found.
     public func validate(leaf: Certificate, intermediates: [Certificate], at time: Date) -> ChainValidationResult {
+        guard !anchors.isEmpty else {
+            return .invalid(
+                ChainValidationFailure(
+                    reason: .noTrustAnchors, depth: nil, certificate: nil,
+                    message: "the trust store has no anchors"))
+        }
+        guard TimeConversion.posixSeconds(time) != nil else {
+            return .invalid(
+                ChainValidationFailure(
+                    reason: .invalidTime, depth: nil, certificate: nil,
+                    message: "the validation time \(time) is out of range"))
+        }
+        if let chain = fastPathChain(leaf: leaf, intermediates: intermediates, at: time) { return .valid(chain: chain) }
+        return validateWithOpenSSL(leaf: leaf, intermediates: intermediates, at: time)
+    }
+
+    /// The chain ``ChainFastPath`` establishes without OpenSSL's certificate parser, or nil when
+    /// it cannot (OpenSSL then decides). Package-visible for the differential tests.
+    package func fastPathChain(leaf: Certificate, intermediates: [Certificate], at time: Date) -> [Certificate]? {
+        guard !anchors.isEmpty, let seconds = TimeConversion.posixSeconds(time) else { return nil }
+        let chain = ChainFastPath.validate(
+            leaf: leaf, intermediates: intermediates, anchors: anchors, at: seconds, maximumIntermediates: maximumIntermediates)
+        OpenSSLErrorQueue.clear()
+        return chain
+    }
+
+    /// ``validate(leaf:intermediates:at:)`` by OpenSSL's `X509_verify_cert` alone: the path every
+    /// chain the fast path does not establish takes, and the differential tests' oracle.
+    package func validateWithOpenSSL(leaf: Certificate, intermediates: [Certificate], at time: Date) -> ChainValidationResult {
         guard !anchors.isEmpty else {
             return .invalid(
                 ChainValidationFailure(

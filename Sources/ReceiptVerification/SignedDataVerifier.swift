@@ -246,7 +246,7 @@ public struct VerificationRun: Sendable {
             return .success(cached.signer)
         }
         do throws(CryptoError) {
-            let certificate = try Certificate(derEncoded: Array(der))
+            let certificate = try Certificate(deferringOpenSSL: Array(der))
             signerEntry = (key, [])
             return .success(
                 SignerCertificate(
@@ -309,7 +309,7 @@ final class ChainMachinery: Sendable {
             // already is in the trust store: it is not parsed again.
             if anchors.certificates.contains(where: { bytesEqual($0.derEncoded[...], der) }) { continue }
             do throws(CryptoError) {
-                others.append(try Certificate(derEncoded: Array(der)))
+                others.append(try Certificate(deferringOpenSSL: Array(der)))
             } catch {
                 return (nil, "intermediate candidate #\(index) cannot be parsed: \(error.reason)")
             }
@@ -433,6 +433,24 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         Verdict(
             checks: [VerificationCheck(name: .parse, passed: false, reason: reason)], required: [.parse], unchecked: [], payload: nil,
             chain: nil, validationTime: nil, requestedTime: time, signature: nil, assurance: nil)
+    }
+
+    /// Verifies a payload a caller passed already parsed: `reparse` reads it again from the bytes
+    /// it was parsed from (a failure is the reason the parse check fails), and a payload whose
+    /// fields differ from those bytes fails the parse check with `changedReason`, so the checks
+    /// see only what was signed.
+    func verify<Failure: Error>(
+        given payload: Format.Payload, reparse: () throws(Failure) -> Format.Payload, describe: (Failure) -> String,
+        changedReason: String, expecting expectations: Format.Expectations, at time: ValidationTime
+    ) -> Verdict<Format.Payload> where Format.Payload: Equatable {
+        let signed: Format.Payload
+        do throws(Failure) {
+            signed = try reparse()
+        } catch {
+            return parseFailure(describe(error), at: time)
+        }
+        guard signed == payload else { return parseFailure(changedReason, at: time) }
+        return verify(parsed: signed, expecting: expectations, at: time)
     }
 
     /// Verifies a payload the format parsed from the input's exact bytes.

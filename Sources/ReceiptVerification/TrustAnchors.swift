@@ -98,7 +98,7 @@ public struct TrustAnchors: Sendable, Hashable {
     public init(derOrPEM bytes: [UInt8], source: String = "anchor bytes") throws(TrustAnchorError) {
         guard !bytes.isEmpty else { throw TrustAnchorError(code: .malformed, source: source, reason: "no bytes") }
         do throws(CryptoError) {
-            self.init(try Certificate.load(bytes))
+            self.init(try Certificate.load(bytes, deferringOpenSSL: true))
         } catch {
             throw TrustAnchorError(code: .malformed, source: source, reason: "not a DER or PEM certificate: \(error.reason)")
         }
@@ -277,7 +277,7 @@ public enum BundledAnchors {
                 reason: "SHA-256 \(Hex.encode(digest)) differs from the pinned \(anchor.sha256Fingerprint)")
         }
         do throws(CryptoError) {
-            return try Certificate(derEncoded: bytes)
+            return try Certificate(deferringOpenSSL: bytes)
         } catch {
             throw TrustAnchorError(code: .malformed, source: path, reason: "not a DER certificate: \(error.reason)")
         }

@@ -42,8 +42,10 @@ public enum ValidationTime: Sendable, CustomStringConvertible {
 /// Every signed format reports under the names of ``Name``: one namespace, so a check means the
 /// same thing whatever was verified. The reason is written only when it is read.
 public struct VerificationCheck: Sendable, CustomStringConvertible {
-    /// The stable name of a check. The built-in names are listed here; chain policies may add
-    /// their own (``ChainPolicy/name``).
+    /// The stable name of a check. The names every format shares are declared here; each format
+    /// declares its own beside it (`PKCS7/`, `AppReceipt/`, `TransactionReceipt/`, `JWS/`,
+    /// `Revocation/`, each in a `CheckNames+….swift`), client modules theirs (RMStoreVerifiers,
+    /// ServerNotifications), and chain policies may add their own (``ChainPolicy/name``).
     public struct Name: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         /// The name as text, for example `signature`.
         public let rawValue: String
@@ -58,7 +60,10 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
             id = 0
         }
 
-        /// A built-in name.
+        /// A built-in name. Numbers in use: 1–10, 14, 16, 21 and 26 (here), 11–13, 15 and 17
+        /// (PKCS#7), 18–20, 23 and 24 (transaction receipts), 22, 25, 27 and 28 (app receipts),
+        /// 29–38, 53 and 56 and 59 (JWS), 43 (revocation), 52 (``notApplicable``), 57 and 58
+        /// (certificate profile); names declared outside this module have none.
         init(rawValue: String, id: UInt8) {
             self.rawValue = rawValue
             self.id = id
@@ -104,99 +109,16 @@ public struct VerificationCheck: Sendable, CustomStringConvertible {
         /// The chain's intermediate is, byte for byte, the certificate the policy pins.
         public static let pinnedIntermediate = Name(rawValue: "pinnedIntermediate", id: 10)
 
-        // MARK: PKCS#7 app receipts
+        // MARK: Signers and expectations shared by several formats
 
-        /// The encapsulated content type is id-data (1.2.840.113549.1.7.1).
-        public static let contentType = Name(rawValue: "contentType", id: 11)
-        /// The SignedData has exactly one SignerInfo.
-        public static let signerCount = Name(rawValue: "signerCount", id: 12)
-        /// The SignerInfo's digest is known, not refused (MD5) and listed in SignedData.digestAlgorithms.
-        public static let digestAlgorithm = Name(rawValue: "digestAlgorithm", id: 13)
         /// Exactly one embedded certificate matches the signer identifier and parses.
         public static let signerCertificate = Name(rawValue: "signerCertificate", id: 14)
-        /// The signature algorithm is known and agrees with the key type and the digest.
-        public static let signatureAlgorithm = Name(rawValue: "signatureAlgorithm", id: 15)
         /// The signer's key is strong enough (RSA at least 2048 bits, EC at least 256).
         public static let signerKey = Name(rawValue: "signerKey", id: 16)
-        /// Signed attributes, when present, carry content type id-data and messageDigest = H(payload).
-        public static let signedAttributes = Name(rawValue: "signedAttributes", id: 17)
-
-        // MARK: iOS 6 transaction receipts
-
-        /// The transaction receipt has a `signature` whose blob decodes (version byte, signature,
-        /// certificate length within bounds, certificate, nothing after it).
-        public static let signatureBlob = Name(rawValue: "signatureBlob", id: 18)
-        /// The blob's version is one the verifier has a policy for (2 or 3).
-        public static let signatureVersion = Name(rawValue: "signatureVersion", id: 19)
-        /// The blob's certificate is a DER X.509 certificate with an RSA key whose size matches the
-        /// signature length.
-        public static let leafCertificate = Name(rawValue: "leafCertificate", id: 20)
-
-        // MARK: Expectations
-
         /// The bundle identifier equals the expected one (app receipt field 2, `bid`).
         public static let bundleIdentifier = Name(rawValue: "bundleIdentifier", id: 21)
-        /// The app version equals the expected one (app receipt field 3).
-        public static let appVersion = Name(rawValue: "appVersion", id: 22)
-        /// `bvrs` equals the expected bundle version (transaction receipts).
-        public static let bundleVersion = Name(rawValue: "bundleVersion", id: 23)
-        /// `product-id` is one of the expected product identifiers (transaction receipts).
-        public static let productIdentifier = Name(rawValue: "productIdentifier", id: 24)
-        /// Field 5 equals SHA-1(device identifier ‖ opaque value ‖ bundle identifier data).
-        public static let deviceHash = Name(rawValue: "deviceHash", id: 25)
         /// The environment is allowed.
         public static let environment = Name(rawValue: "environment", id: 26)
-        /// The receipt type string is allowed (app receipts).
-        public static let receiptType = Name(rawValue: "receiptType", id: 27)
-        /// The receipt has not expired (field 21) at the validation time.
-        public static let expirationDate = Name(rawValue: "expirationDate", id: 28)
-
-        // MARK: JWS
-        /// The JWS header's `alg` is `ES256`.
-        public static let algorithm = Name(rawValue: "algorithm", id: 29)
-        /// The JWS header's `x5c` holds the number of certificates the policy's chain has (3 for the
-        /// App Store, 1 for Xcode).
-        public static let certificateCount = Name(rawValue: "certificateCount", id: 30)
-        /// The payload's `appAppleId` equals the expected one (production payloads).
-        public static let appAppleId = Name(rawValue: "appAppleId", id: 31)
-        /// The signed date lies within the allowed age before, and skew after, the validation time.
-        public static let signedDate = Name(rawValue: "signedDate", id: 32)
-        /// `deviceVerification` binds the payload to the expected device.
-        public static let deviceVerification = Name(rawValue: "deviceVerification", id: 33)
-        /// `appAccountToken` equals the expected one.
-        public static let appAccountToken = Name(rawValue: "appAccountToken", id: 34)
-        /// A notification's `data.signedTransactionInfo` verifies (same anchors, policy and time).
-        public static let signedTransactionInfo = Name(rawValue: "signedTransactionInfo", id: 35)
-        /// A notification's `data.signedRenewalInfo` verifies.
-        public static let signedRenewalInfo = Name(rawValue: "signedRenewalInfo", id: 36)
-        /// A notification's `appData.signedAppTransactionInfo` verifies.
-        public static let signedAppTransactionInfo = Name(rawValue: "signedAppTransactionInfo", id: 37)
-        /// The nested tokens agree with the payload that carries them (bundle id, environment) and
-        /// with each other (the renewal info's `originalTransactionId` is the transaction's).
-        public static let nestedAgreement = Name(rawValue: "nestedAgreement", id: 38)
-
-        // MARK: The store's signed-transaction matching
-        /// The signed transaction's `transactionId` is this transaction's identifier (a restored
-        /// transaction: its own or its original's, as `transactionId` or `originalTransactionId`).
-        public static let transactionId = Name(rawValue: "transactionId", id: 39)
-        /// A renewal's signed `originalTransactionId` is the transaction's original identifier.
-        public static let originalTransactionId = Name(rawValue: "originalTransactionId", id: 40)
-        /// The signed transaction's `productId` is the transaction's product.
-        public static let productId = Name(rawValue: "productId", id: 41)
-        /// The signed transaction's `quantity` is the payment's.
-        public static let quantity = Name(rawValue: "quantity", id: 42)
-        /// No certificate of the chain is revoked, by OCSP (``VerificationPolicy/revocation``;
-        /// details in ``VerificationCheck/revocationReport``); in the store's signed-transaction
-        /// matching, the signed transaction carries no `revocationDate` (not refunded or revoked).
-        public static let revocation = Name(rawValue: "revocation", id: 43)
-
-        // MARK: Notifications received
-        /// A notification request body is a JSON object whose `signedPayload` is a string (App Store
-        /// Server Notifications V2, `{"signedPayload": "<JWS>"}`).
-        public static let body = Name(rawValue: "body", id: 44)
-        /// A verified notification carries a `notificationUUID` (without one it cannot be stored
-        /// once).
-        public static let notificationUUID = Name(rawValue: "notificationUUID", id: 45)
     }
 
     /// Which check this is.

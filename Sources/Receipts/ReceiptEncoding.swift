@@ -152,23 +152,18 @@ struct PayloadEncoder {
         return writer.bytes
     }
 
-    func utf8(_ text: String) -> [UInt8] {
+    /// The DER bytes `write` appends to an empty writer.
+    func der(_ write: (inout DERWriter) -> Void) -> [UInt8] {
         var writer = DERWriter()
-        writer.appendUTF8String(text)
+        write(&writer)
         return writer.bytes
     }
 
-    func ia5(_ text: String) -> [UInt8] {
-        var writer = DERWriter()
-        writer.appendIA5String(text)
-        return writer.bytes
-    }
+    func utf8(_ text: String) -> [UInt8] { der { $0.appendUTF8String(text) } }
 
-    func integer(_ value: Int64) -> [UInt8] {
-        var writer = DERWriter()
-        writer.appendInteger(value)
-        return writer.bytes
-    }
+    func ia5(_ text: String) -> [UInt8] { der { $0.appendIA5String(text) } }
+
+    func integer(_ value: Int64) -> [UInt8] { der { $0.appendInteger(value) } }
 
     func date(_ value: Date) -> [UInt8] { ia5(ReceiptDate.receiptString(value, style: options.dateStyle)) }
 }

@@ -193,18 +193,25 @@ private struct Candidate {
 extension NotificationStore {
     /// The entitlements of the customer the app knows by `appAccountToken` at `date`, from every
     /// stored notification of each original transaction one of whose notifications carries the
-    /// token (two indexed lookups; see ``NotificationQuery/appAccountToken``).
+    /// token (two indexed lookups; see ``NotificationQuery/appAccountToken``), and the customer
+    /// history a rebuild stored (``CustomerHistoryStore``) for those original transactions and
+    /// that token.
     public func entitlements(appAccountToken: String, map: EntitlementMap, at date: Date) throws(NotificationStoreError)
         -> [EntitlementAnswer]
     {
-        map.answers(notifications: try notifications(NotificationQuery(appAccountToken: appAccountToken)), at: date)
+        let rows = try notifications(NotificationQuery(appAccountToken: appAccountToken))
+        let history = try customerHistoryRows(
+            originalTransactionIds: rows.compactMap(\.originalTransactionId), appAccountToken: appAccountToken)
+        return map.answers(notifications: rows + history, at: date)
     }
 
     /// The entitlements one original transaction (one subscription group's chain, or one
-    /// purchase) gives at `date`.
+    /// purchase) gives at `date`, from its notifications and its stored customer history.
     public func entitlements(originalTransactionId: String, map: EntitlementMap, at date: Date) throws(NotificationStoreError)
         -> [EntitlementAnswer]
     {
-        map.answers(notifications: try notifications(NotificationQuery(originalTransactionId: originalTransactionId)), at: date)
+        let rows = try notifications(NotificationQuery(originalTransactionId: originalTransactionId))
+        let history = try customerHistoryRows(originalTransactionIds: [originalTransactionId], appAccountToken: nil)
+        return map.answers(notifications: rows + history, at: date)
     }
 }

@@ -7,7 +7,7 @@ enum NotificationColumns {
         "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "purchase_date", "expires_date",
         "revocation_date", "transaction_signed_date", "auto_renew_status", "is_in_billing_retry_period",
         "grace_period_expires_date", "renewal_signed_date", "signed_payload", "app_account_token", "product_type",
-        "in_app_ownership_type",
+        "in_app_ownership_type", "payload_format", "payload_body", "payload_sha256",
     ]
 
     /// `a, b, c, …`.
@@ -21,18 +21,26 @@ enum NotificationColumns {
         case text(String?)
         case integer(Int64?)
         case boolean(Bool?)
+        case bytes([UInt8]?)
     }
 
-    /// The values of `row` in ``names`` order.
-    static func values(_ row: StoredNotification) -> [Value] {
-        [
+    /// The values of `row` in ``names`` order: its `signedPayload` as text, or, with `compact`,
+    /// an empty `signed_payload` and the compact form beside it (``CompactPayload``).
+    static func values(_ row: StoredNotification, compact: CompactPayload? = nil) -> [Value] {
+        let payload: [Value] =
+            if let compact {
+                [.text(""), .integer(CompactPayload.format), .bytes(compact.body), .bytes(compact.digest)]
+            } else {
+                [.text(row.signedPayload), .integer(nil), .bytes(nil), .bytes(nil)]
+            }
+        return [
             .text(row.notificationUUID), .text(row.notificationType), .text(row.subtype), .integer(row.signedDate),
             .integer(row.receivedDate), .text(row.bundleId), .text(row.environment), .integer(row.appAppleId),
             .text(row.transactionId), .text(row.originalTransactionId), .text(row.productId), .integer(row.purchaseDate),
             .integer(row.expiresDate), .integer(row.revocationDate), .integer(row.transactionSignedDate),
             .integer(row.autoRenewStatus), .boolean(row.isInBillingRetryPeriod), .integer(row.gracePeriodExpiresDate),
-            .integer(row.renewalSignedDate), .text(row.signedPayload), .text(row.appAccountToken), .text(row.productType),
-            .text(row.inAppOwnershipType),
+            .integer(row.renewalSignedDate), payload[0], .text(row.appAccountToken), .text(row.productType),
+            .text(row.inAppOwnershipType), payload[1], payload[2], payload[3],
         ]
     }
 
@@ -78,15 +86,42 @@ enum NotificationColumns {
         return (sql, parameters)
     }
 
-    /// A row from column readers (`text(i)`, `integer(i)` for the 0-based column `i` of ``names``).
-    static func row(text: (Int) -> String?, integer: (Int) -> Int64?, boolean: (Int) -> Bool?) -> StoredNotification? {
+    /// A row from column readers (`text(i)`, `integer(i)`, `boolean(i)`, `bytes(i)` for the
+    /// 0-based column `i` of ``names``): the notification, with its compact form still to be
+    /// rebuilt (``CompactRows``) when it has one.
+    static func row(text: (Int) -> String?, integer: (Int) -> Int64?, boolean: (Int) -> Bool?, bytes: (Int) -> [UInt8]?) -> ReadRow? {
         guard let uuid = text(0), let received = integer(4), let payload = text(19) else { return nil }
-        return StoredNotification(
+        var compact: ReadRow.Compact?
+        if let format = integer(23), format != 0 {
+            guard format == CompactPayload.format, let body = bytes(24), let digest = bytes(25) else {
+                return ReadRow(notification: nil, uuid: uuid, compact: nil)
+            }
+            compact = ReadRow.Compact(body: body, digest: digest)
+        }
+        let notification = StoredNotification(
             notificationUUID: uuid, notificationType: text(1), subtype: text(2), signedDate: integer(3), receivedDate: received,
             bundleId: text(5), environment: text(6), appAppleId: integer(7), transactionId: text(8), originalTransactionId: text(9),
             productId: text(10), purchaseDate: integer(11), expiresDate: integer(12), revocationDate: integer(13),
             transactionSignedDate: integer(14), autoRenewStatus: integer(15), isInBillingRetryPeriod: boolean(16),
             gracePeriodExpiresDate: integer(17), renewalSignedDate: integer(18), appAccountToken: text(20), productType: text(21),
             inAppOwnershipType: text(22), signedPayload: payload)
+        return ReadRow(notification: notification, uuid: uuid, compact: compact)
+    }
+
+    /// A row as read from a database, before its compact form (if any) is rebuilt.
+    struct ReadRow {
+        /// A compact row's stored form.
+        struct Compact {
+            var body: [UInt8]
+            var digest: [UInt8]
+        }
+
+        /// The row (its `signedPayload` empty while ``compact`` is not nil); nil when its payload
+        /// columns name a format this version does not know, or lack the compact form.
+        var notification: StoredNotification?
+        /// The row's `notificationUUID`, for errors.
+        var uuid: String
+        /// The compact form, when the row has one.
+        var compact: Compact?
     }
 }

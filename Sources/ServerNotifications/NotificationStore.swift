@@ -114,6 +114,19 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
         /// A configuration given to the store's queries is invalid (an ``EntitlementMap`` without
         /// entitlements, a repeated name, an entitlement without products).
         case invalidConfiguration
+        /// Get Notification History could not be read (the API call failed) during a backfill.
+        case historyUnavailable
+        /// Get Notification History answered something that is not an answer to the request (a
+        /// notification outside the requested range, `hasMore` without a token, a token that
+        /// repeats): the backfill stops, nothing of that page stored.
+        case historyMismatch
+        /// A backfill reached its page or time limit (``NotificationBackfill/Limits``).
+        case limitReached
+        /// A stored row does not give back the bytes it was given (its rebuilt payload does not
+        /// match its SHA-256, a certificate it references is missing or altered, its compact form
+        /// is damaged): the database was altered outside the store. Nothing else of the row is
+        /// returned.
+        case corrupt
     }
 
     /// The kind of failure.

@@ -1,4 +1,5 @@
 import Foundation
+import Internals
 
 /// The shared store: a PostgreSQL database, for several receivers (`serve` instances on one or
 /// more machines) that must keep one copy of each notification.
@@ -49,10 +50,12 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     private let counters = NSLock()
     private var commitCount = 0
     private var storedCount = 0
+    /// Rebuilds compact rows, keeping the certificates it fetched.
+    private let compactRows = CompactRows()
 
-    /// The schema version this code writes and reads; a store of version 1 is migrated when
-    /// opened for writing (``NotificationSchemaMigration``).
-    static let schemaVersion = 2
+    /// The schema version this code writes and reads; a store of an earlier version is migrated
+    /// when opened for writing (``NotificationSchemaMigration``, then ``CompactPayloadMigration``).
+    static let schemaVersion = 3
 
     /// The key of the advisory lock that serialises schema creation (any fixed number; "RMStore" in
     /// ASCII).
@@ -183,12 +186,14 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
             }
         }
         var version = try readVersion()
-        if version == "1", options.create, !options.readOnly {
+        // Each step brings one version to the next, in its own transaction under the schema lock.
+        for (from, statements) in [("1", NotificationSchemaMigration.postgres), ("2", CompactPayloadMigration.postgres)]
+        where version == from && options.create && !options.readOnly {
             try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
                 do throws(NotificationStoreError) {
                     try connection.execute("BEGIN", deadline: deadline)
                     try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
-                    try connection.execute(NotificationSchemaMigration.postgres, deadline: deadline)
+                    try connection.execute(statements, deadline: deadline)
                     try connection.execute("COMMIT", deadline: deadline)
                 } catch {
                     if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
@@ -201,6 +206,21 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         guard version == String(Self.schemaVersion) else {
             throw NotificationStoreError(
                 .schema, NotificationSchemaMigration.refusal(location: location, version: Int(version) ?? 0, expected: Self.schemaVersion))
+        }
+        if options.create, !options.readOnly {
+            // NotificationBackfillSchema: its own step, under the schema's lock (two instances
+            // creating one table at once would otherwise collide in PostgreSQL's catalog).
+            try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
+                do throws(NotificationStoreError) {
+                    try connection.execute("BEGIN", deadline: deadline)
+                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
+                    try connection.execute(NotificationBackfillSchema.postgres, deadline: deadline)
+                    try connection.execute("COMMIT", deadline: deadline)
+                } catch {
+                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
+                    throw error
+                }
+            }
         }
     }
 
@@ -242,12 +262,17 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     /// committed (durably: the session pins `synchronous_commit=on`).
     public func store(_ notification: StoredNotification) throws(NotificationStoreError) -> NotificationStoreOutcome {
         guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(location) was opened read-only") }
-        let values = NotificationColumns.values(notification)
-        try NotificationColumns.check(values)
-        let parameters = values.map(Self.parameter)
+        try NotificationColumns.check(NotificationColumns.values(notification))
+        let compact = CompactPayload(signedPayload: notification.signedPayload)
+        var parameters = NotificationColumns.values(notification, compact: compact).map(Self.parameter)
+        let certificates = compact?.certificates ?? []
+        for certificate in certificates {
+            parameters += [Self.parameter(.bytes(certificate.digest)), Self.parameter(.bytes(certificate.der))]
+        }
+        let sql = Self.insert(certificates: certificates.count)
         let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
         let rows = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
-            try connection.execute(Self.insert, parameters, deadline: deadline)
+            try connection.execute(sql, parameters, deadline: deadline)
         }
         let outcome: NotificationStoreOutcome = rows.rows.isEmpty ? .duplicate : .stored
         counters.lock()
@@ -257,12 +282,29 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         return outcome
     }
 
+    /// The insert of a row and, in the same statement (one transaction), of `count` certificates
+    /// it references (parameters after the row's, digest and DER of each).
+    static func insert(certificates count: Int) -> String {
+        guard count > 0 else { return insert }
+        let first = NotificationColumns.names.count + 1
+        let values = (0..<count).map { "($\(first + 2 * $0), $\(first + 2 * $0 + 1))" }.joined(separator: ", ")
+        return "WITH certificates AS (INSERT INTO notification_certificates (digest, der) VALUES \(values)"
+            + " ON CONFLICT (digest) DO NOTHING) " + insert
+    }
+
     private static func parameter(_ value: NotificationColumns.Value) -> PostgresParameter {
         switch value {
         case .text(let text): .text(text)
         case .integer(let integer): .literal(integer.map(String.init))
         case .boolean(let boolean): .literal(boolean.map { $0 ? "true" : "false" })
+        case .bytes(let bytes): .literal(bytes.map { "\\x" + Hex.encode($0) })
         }
+    }
+
+    /// The bytes of a `bytea` value in PostgreSQL's text form (`\x` and hex).
+    private static func bytes(_ text: String?) -> [UInt8]? {
+        guard let text, text.hasPrefix("\\x") else { return nil }
+        return Hex.decode(text.utf8.dropFirst(2))
     }
 
     /// The rows matching `query`, in signed-date order, then by `notificationUUID` (byte order).
@@ -274,17 +316,29 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
         }
-        var rows: [StoredNotification] = []
+        var rows: [NotificationColumns.ReadRow] = []
         rows.reserveCapacity(result.rows.count)
         for values in result.rows {
             func text(_ index: Int) -> String? { index < values.count ? values[index] : nil }
             let row = NotificationColumns.row(
                 text: text, integer: { text($0).flatMap { Int64($0) } },
-                boolean: { text($0).map { $0 == "t" || $0 == "true" } })
+                boolean: { text($0).map { $0 == "t" || $0 == "true" } }, bytes: { Self.bytes(text($0)) })
             guard let row else { throw NotificationStoreError(.schema, "a row lacks its uuid, received date or payload") }
             rows.append(row)
         }
-        return rows
+        return try compactRows.notifications(rows) { (digests) throws(NotificationStoreError) in
+            let placeholders = digests.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+            let found = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+                try connection.execute(
+                    "SELECT digest, der FROM notification_certificates WHERE digest IN (\(placeholders))",
+                    digests.map { Self.parameter(.bytes($0)) }, deadline: deadline)
+            }
+            var certificates: [[UInt8]: [UInt8]] = [:]
+            for row in found.rows where row.count == 2 {
+                if let digest = Self.bytes(row[0]), let der = Self.bytes(row[1]) { certificates[digest] = der }
+            }
+            return certificates
+        }
     }
 
     /// `postgresql`, `host:port/database`, whether a write round trip just committed within

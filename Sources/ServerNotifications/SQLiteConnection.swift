@@ -182,3 +182,24 @@ struct SQLiteStatement {
         return sqlite3_column_int64(handle, index)
     }
 }
+
+extension SQLiteStatement {
+    /// Binds `values` to the parameters 1, 2, … in order.
+    func bind(_ values: [NotificationColumns.Value]) throws(NotificationStoreError) {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .text(let text): try bind(index, text)
+            case .integer(let integer): try bind(index, integer)
+            case .boolean(let boolean): try bind(index, boolean)
+            case .bytes(let bytes?): try bindBlob(index, bytes)
+            case .bytes(nil): try bind(index, nil as Int64?)
+            }
+        }
+    }
+
+    /// The bytes of column `index`; nil for NULL.
+    func optionalBlob(_ index: Int32) -> [UInt8]? {
+        sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : blob(index)
+    }
+}

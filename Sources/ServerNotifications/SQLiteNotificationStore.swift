@@ -61,10 +61,13 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
     private var committing = false
     private var commitCount = 0
     private var storedCount = 0
+    /// Rebuilds compact rows, keeping the certificates it fetched.
+    private let compactRows = CompactRows()
 
-    /// The schema version this code writes and reads (`PRAGMA user_version`); a store of version 1
-    /// is migrated when opened for writing (``NotificationSchemaMigration``).
-    static let schemaVersion = 2
+    /// The schema version this code writes and reads (`PRAGMA user_version`); a store of an
+    /// earlier version is migrated when opened for writing (``NotificationSchemaMigration``, then
+    /// ``CompactPayloadMigration``).
+    static let schemaVersion = 3
 
     static let createSchema = """
         CREATE TABLE IF NOT EXISTS notifications (
@@ -99,6 +102,11 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
         "INSERT INTO notifications (\(NotificationColumns.list)) VALUES ("
         + (1...NotificationColumns.names.count).map { "?\($0)" }.joined(separator: ", ")
         + ") ON CONFLICT (notification_uuid) DO NOTHING"
+
+    static let insertCertificate =
+        "INSERT INTO notification_certificates (digest, der) VALUES (?1, ?2) ON CONFLICT (digest) DO NOTHING"
+
+    static let selectCertificate = "SELECT der FROM notification_certificates WHERE digest = ?1"
 
     static let healthWrite =
         "INSERT INTO notification_store_health (id, checked_at) VALUES (1, ?1) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at"
@@ -148,7 +156,7 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
     public func store(_ notification: StoredNotification) throws(NotificationStoreError) -> NotificationStoreOutcome {
         guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
         try NotificationColumns.check(NotificationColumns.values(notification))
-        let pending = PendingRow(notification)
+        let pending = PendingRow(notification, compact: CompactPayload(signedPayload: notification.signedPayload))
         let result = commitQueued(pending, until: nil)
         switch result {
         case .success(let outcome)?: return outcome
@@ -241,15 +249,16 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
                     outcomes.append(.duplicate)
                     continue
                 }
-                let statement = try writer.statement(Self.insert)
-                for (offset, value) in NotificationColumns.values(notification).enumerated() {
-                    let index = Int32(offset + 1)
-                    switch value {
-                    case .text(let text): try statement.bind(index, text)
-                    case .integer(let integer): try statement.bind(index, integer)
-                    case .boolean(let boolean): try statement.bind(index, boolean)
-                    }
+                // The certificates first, in the same transaction: a committed row never lacks one.
+                for certificate in row.compact?.certificates ?? [] {
+                    let insert = try writer.statement(Self.insertCertificate)
+                    try insert.bindBlob(1, certificate.digest)
+                    try insert.bindBlob(2, certificate.der)
+                    _ = try insert.step()
+                    insert.reset()
                 }
+                let statement = try writer.statement(Self.insert)
+                try statement.bind(NotificationColumns.values(notification, compact: row.compact))
                 _ = try statement.step()
                 statement.reset()
                 outcomes.append(writer.changes > 0 ? .stored : .duplicate)
@@ -278,23 +287,28 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
         }
         let statement = try reader.statement(sql)
         defer { statement.reset() }
-        for (offset, value) in parameters.enumerated() {
-            let index = Int32(offset + 1)
-            switch value {
-            case .text(let text): try statement.bind(index, text)
-            case .integer(let integer): try statement.bind(index, integer)
-            case .boolean(let boolean): try statement.bind(index, boolean)
-            }
-        }
-        var rows: [StoredNotification] = []
+        try statement.bind(parameters)
+        var rows: [NotificationColumns.ReadRow] = []
         while try statement.step() {
             let row = NotificationColumns.row(
                 text: { statement.text(Int32($0)) }, integer: { statement.int64(Int32($0)) },
-                boolean: { statement.int64(Int32($0)).map { $0 != 0 } })
+                boolean: { statement.int64(Int32($0)).map { $0 != 0 } },
+                bytes: { statement.optionalBlob(Int32($0)) })
             guard let row else { throw NotificationStoreError(.schema, "a row lacks its uuid, received date or payload") }
             rows.append(row)
         }
-        return rows
+        statement.reset()
+        return try compactRows.notifications(rows) { (digests) throws(NotificationStoreError) in
+            var found: [[UInt8]: [UInt8]] = [:]
+            let select = try reader.statement(Self.selectCertificate)
+            defer { select.reset() }
+            for digest in digests {
+                try select.bindBlob(1, digest)
+                if try select.step() { found[digest] = select.blob(0) }
+                select.reset()
+            }
+            return found
+        }
     }
 
     /// `sqlite`, the path, whether a write round trip just committed (read-only stores: whether a
@@ -387,6 +401,8 @@ private final class OpenFiles {
                     if version <= SQLiteNotificationStore.schemaVersion {
                         try writer.execute(SQLiteNotificationStore.createSchema)
                         try NotificationSchemaMigration.migrateSQLite(writer)
+                        try CompactPayloadMigration.migrateSQLite(writer)
+                        try NotificationBackfillSchema.migrateSQLite(writer)
                     }
                     if version < SQLiteNotificationStore.schemaVersion {
                         try writer.execute("PRAGMA user_version=\(SQLiteNotificationStore.schemaVersion)")
@@ -513,7 +529,12 @@ struct FileIdentity: Equatable {
 /// committed (guarded by the store's condition).
 private final class PendingRow {
     let notification: StoredNotification?
+    /// The notification's compact form, when it has one (otherwise it is stored raw).
+    let compact: CompactPayload?
     var result: Result<NotificationStoreOutcome, NotificationStoreError>?
 
-    init(_ notification: StoredNotification?) { self.notification = notification }
+    init(_ notification: StoredNotification?, compact: CompactPayload? = nil) {
+        self.notification = notification
+        self.compact = compact
+    }
 }

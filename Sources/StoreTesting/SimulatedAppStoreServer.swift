@@ -344,6 +344,26 @@ struct ServerState: Sendable {
     var extensionCounts: [String: Int] = [:]
     var retention = RetentionState()
     var advancedCommerce: [(operation: SimulatedAppStoreServer.Endpoint, transactionIdentifier: String, body: AdvancedCommerceRequest)] = []
+
+    /// Moves the expiration (and renewal) date of customer `c`'s subscription `i` in group `g` to
+    /// `expiry` plus `days`, in its status and in the customer's transactions, counts the
+    /// extension, and queues its notification. Returns the new expiration date.
+    @discardableResult
+    mutating func extendSubscription(customer c: Int, group g: Int, item i: Int, from expiry: Date, byDays days: Int) -> Date {
+        var item = customers[c].statuses[g].lastTransactions[i]
+        let original = item.originalTransactionIdentifier
+        let extended = expiry.addingTimeInterval(TimeInterval(days) * 86_400)
+        item.transaction.purchase.expirationDate = extended
+        item.renewalInfo.renewalDate = extended
+        customers[c].statuses[g].lastTransactions[i] = item
+        let latest = item.transaction.purchase.transactionIdentifier
+        if let t = customers[c].transactions.lastIndex(where: { $0.purchase.transactionIdentifier == latest }) {
+            customers[c].transactions[t].purchase.expirationDate = extended
+        }
+        extensionCounts[original, default: 0] += 1
+        customers[c].pendingExtensions.append((original, days))
+        return extended
+    }
 }
 
 /// An answer the routes build before it is written.

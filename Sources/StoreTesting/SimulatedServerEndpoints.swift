@@ -439,26 +439,17 @@ extension SimulatedServerHandler {
                 }
                 throw RouteError.notFound(4_040_005, "Original transaction id not found.")
             }
-            var item = state.customers[c].statuses[g].lastTransactions[i]
-            guard item.status == .active, let expiry = item.transaction.purchase.expirationDate else {
+            let current = state.customers[c].statuses[g].lastTransactions[i]
+            guard current.status == .active, let expiry = current.transaction.purchase.expirationDate else {
                 throw RouteError(status: 403, errorCode: 4_030_004, message: "Forbidden - subscription state ineligible for extension.")
             }
             guard state.extensionCounts[original, default: 0] < 2 else {
                 throw RouteError(
                     status: 403, errorCode: 4_030_005, message: "Forbidden - subscription has reached maximum extension count.")
             }
-            let extended = expiry.addingTimeInterval(TimeInterval(days) * 86_400)
-            item.transaction.purchase.expirationDate = extended
-            item.renewalInfo.renewalDate = extended
-            state.customers[c].statuses[g].lastTransactions[i] = item
-            let latest = item.transaction.purchase.transactionIdentifier
-            if let t = state.customers[c].transactions.lastIndex(where: { $0.purchase.transactionIdentifier == latest }) {
-                state.customers[c].transactions[t].purchase.expirationDate = extended
-            }
-            state.extensionCounts[original, default: 0] += 1
-            state.customers[c].pendingExtensions.append((original, Int(days)))
+            let extended = state.extendSubscription(customer: c, group: g, item: i, from: expiry, byDays: Int(days))
             var members: [(String, JSONValue)] = [("originalTransactionId", .string(original))]
-            if let webOrder = item.transaction.purchase.webOrderLineItemID {
+            if let webOrder = current.transaction.purchase.webOrderLineItemID {
                 members.append(("webOrderLineItemId", .string(String(webOrder))))
             }
             members += [("success", .bool(true)), ("effectiveDate", .number(String(Self.milliseconds(extended))))]

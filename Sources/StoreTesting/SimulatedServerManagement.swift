@@ -166,7 +166,7 @@ extension SimulatedServerHandler {
             for c in state.customers.indices {
                 for g in state.customers[c].statuses.indices {
                     for i in state.customers[c].statuses[g].lastTransactions.indices {
-                        var item = state.customers[c].statuses[g].lastTransactions[i]
+                        let item = state.customers[c].statuses[g].lastTransactions[i]
                         guard item.transaction.purchase.productIdentifier == request.productId, item.status == .active, inStorefront
                         else { continue }
                         let original = item.originalTransactionIdentifier
@@ -174,16 +174,7 @@ extension SimulatedServerHandler {
                             failed += 1
                             continue
                         }
-                        let extended = expiry.addingTimeInterval(TimeInterval(request.extendByDays) * 86_400)
-                        item.transaction.purchase.expirationDate = extended
-                        item.renewalInfo.renewalDate = extended
-                        state.customers[c].statuses[g].lastTransactions[i] = item
-                        let latest = item.transaction.purchase.transactionIdentifier
-                        if let t = state.customers[c].transactions.lastIndex(where: { $0.purchase.transactionIdentifier == latest }) {
-                            state.customers[c].transactions[t].purchase.expirationDate = extended
-                        }
-                        state.extensionCounts[original, default: 0] += 1
-                        state.customers[c].pendingExtensions.append((original, request.extendByDays))
+                        state.extendSubscription(customer: c, group: g, item: i, from: expiry, byDays: request.extendByDays)
                         succeeded += 1
                     }
                 }

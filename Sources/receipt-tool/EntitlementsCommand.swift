@@ -76,10 +76,16 @@ enum EntitlementsCommand {
         var rows: [StoredNotification]
         do throws(NotificationStoreError) {
             rows = try store.notifications(NotificationQuery(originalTransactionId: original, appAccountToken: token))
+            // What `notifications backfill --original-transaction-id` kept (renewal infos name no app).
+            var originals = rows.compactMap(\.originalTransactionId)
+            if let original { originals.append(original) }
+            let history = try store.customerHistoryRows(originalTransactionIds: originals, appAccountToken: token)
+            if let bundleId = app?.bundleId ?? args.value("--app") { rows.removeAll { $0.bundleId != bundleId } }
+            rows += history.filter { row in (app?.bundleId ?? args.value("--app")).map { row.bundleId == nil || row.bundleId == $0 } ?? true
+            }
         } catch {
             throw ToolFailure("cannot read \(NotificationStores.displayed(location)): \(error.reason)")
         }
-        if let bundleId = app?.bundleId ?? args.value("--app") { rows.removeAll { $0.bundleId != bundleId } }
         let answers = map.answers(notifications: rows, at: at)
         if args.flag("--json") {
             printOut(json(answers))

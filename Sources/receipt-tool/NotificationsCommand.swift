@@ -18,6 +18,8 @@ enum NotificationsCommand {
                    receipt-tool notifications status --db <path>|<url> <original-transaction-id>
                                                 [--at <date>] [--json]
                    receipt-tool notifications dead-letters list|retry|purge --db <path>|<url> …
+                   receipt-tool notifications backfill (--since <date> [--until <date>] |
+                                                --original-transaction-id <id>) --db <path>|<url> …
 
             The store is what `serve --notifications-db` writes: a SQLite file, or
             postgres://USER@HOST:PORT/DB. Both actions only read: a SQLite file is opened
@@ -53,12 +55,15 @@ enum NotificationsCommand {
               --json                  One JSON object.
 
             \(DeadLettersCommand.help)
+            \(BackfillCommand.help)
+            \(CustomerRebuildCommand.help)
             """,
         run: run)
 
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let action = arguments.first else { throw UsageError("notifications needs list, status or dead-letters") }
         if action == "dead-letters" { return try DeadLettersCommand.run(Array(arguments.dropFirst())) }
+        if action == "backfill" { return try BackfillCommand.run(Array(arguments.dropFirst())) }
         let args = try Arguments(
             Array(arguments.dropFirst()),
             valued: ["--db", "--config", "--app", "--type", "--original-transaction-id", "--since", "--limit", "--at"],

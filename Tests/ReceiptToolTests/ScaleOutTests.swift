@@ -99,6 +99,64 @@ struct ScaleOutTests {
         #expect(health.contains(#""store":"postgresql""#) && health.contains(#""status":"ok""#), "\(health)")
     }
 
+    /// deploy/cluster.sh with `--config`: two apps × two environments through nginx to two
+    /// instances sharing PostgreSQL; each notification is stored once under its app, and an app
+    /// the file does not have is answered 500 and kept as a dead letter.
+    @Test(.timeLimit(.minutes(3))) func severalAppsThroughNginxToPostgres() throws {
+        typealias M = MultiAppServeTests
+        let state = temporaryDirectory().appendingPathComponent("cluster-apps")
+        let log = temporaryDirectory().appendingPathComponent("cluster-apps.log")
+        let tool = try #require(ReceiptTool.executable)
+        let script = Fixtures.packageRoot.appendingPathComponent("deploy/cluster.sh").path
+        let config = temporaryDirectory("cluster-apps-config").appendingPathComponent("backend.json")
+        let apps = [M.first, M.second].map { ($0, M.appAppleId($0)) }
+        try Data(M.configuration(store: "replaced-by-the-cluster", anchor: try F.anchorFile(), apps: apps).utf8).write(to: config)
+        let started = try spawnAndWait(
+            "/bin/bash",
+            [script, "start", state.path, "--instances", "2", "--receipt-tool", tool.path, "--", "--config", config.path, "--quiet"],
+            output: log)
+        runWhenThisProcessEnds("/bin/bash", [script, "stop", state.path])
+        defer {
+            _ = try? spawnAndWait("/bin/bash", [script, "stop", state.path], output: log)
+            try? FileManager.default.removeItem(at: state)
+        }
+        try #require(started == 0, "\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        let environment = try parse(String(contentsOf: state.appendingPathComponent("cluster.env"), encoding: .utf8))
+        let url = try #require(environment["NOTIFICATIONS_URL"])
+        let copy = try #require(environment["CONFIG"])
+        #expect(url.hasSuffix(M.path), "\(url)")
+        let body = temporaryDirectory("cluster-apps-bodies").appendingPathComponent("body.json")
+        func post(_ bytes: [UInt8]) throws -> String {
+            try Data(bytes).write(to: body)
+            return try ReceiptTool.curl([
+                "--cacert", environment["CA_CERT"] ?? "", "-w", " %{http_code}", "-H", "Content-Type: application/json",
+                "--data-binary", "@\(body.path)", url,
+            ])
+        }
+        var expected: [String: [String]] = [:]
+        var index = 200
+        for bundle in [M.first, M.second] {
+            for kind in [Environment.production, .sandbox] {
+                index += 1
+                let (uuid, bytes) = try M.body(bundle, kind, index)
+                let answer = try post(bytes)
+                #expect(answer.hasSuffix(" 200") && answer.contains("accepted"), "\(bundle) \(kind): \(answer)")
+                expected[bundle, default: []].append("\(uuid) \(kind.rawValue)")
+            }
+        }
+        let (_, unknown) = try M.body(M.added, .production, 299)
+        let refused = try post(unknown)
+        #expect(refused.hasSuffix(" 500") && refused.contains("bundleIdentifier"), "\(refused)")
+        for bundle in [M.first, M.second] {
+            let rows = try M.listed(copy, bundle)
+            let got = rows.map { "\($0["notificationUUID"] as? String ?? "?") \($0["environment"] as? String ?? "?")" }.sorted()
+            #expect(got == (expected[bundle] ?? []).sorted(), "\(bundle): \(got)")
+        }
+        let letters = try ReceiptTool.run(["notifications", "dead-letters", "list", "--config", copy, "--json"])
+        let kept = try DeadLettersServeTests.jsonLines(letters.stdout)
+        #expect(kept.count == 1 && kept.first?["bundleId"] as? String == M.added, "\(letters.stdout)")
+    }
+
     /// `KEY=value` lines (values may be quoted).
     func parse(_ text: String) -> [String: String] {
         var values: [String: String] = [:]

@@ -3,9 +3,9 @@ import ServerNotifications
 import TestSupport
 import Testing
 
-/// Schema version 2 (appAccountToken, product type, ownership, and the index of customers): a
-/// store of version 1 is refused read-only and migrated when opened for writing, keeping its rows;
-/// on PostgreSQL the customer's lookup uses the indexes.
+/// Schema version 2 (appAccountToken, product type, ownership, and the index of customers) and 3
+/// (compact payloads): a store of an earlier version is refused read-only and migrated when opened
+/// for writing, keeping its rows; on PostgreSQL the customer's lookup uses the indexes.
 @Suite struct SchemaMigrationTests {
     /// A row as a version-1 store kept it, and a row with the version-2 columns.
     static func rows() -> (old: StoredNotification, new: StoredNotification) {
@@ -33,12 +33,22 @@ import Testing
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    static let downgrade = """
-        DROP INDEX notifications_by_app_account_token;
-        ALTER TABLE notifications DROP COLUMN app_account_token;
-        ALTER TABLE notifications DROP COLUMN product_type;
-        ALTER TABLE notifications DROP COLUMN in_app_ownership_type;
+    /// Back to version 2: what the compact-payload migration added, dropped.
+    static let compactDowngrade = """
+        DROP TABLE notification_certificates;
+        ALTER TABLE notifications DROP COLUMN payload_format;
+        ALTER TABLE notifications DROP COLUMN payload_body;
+        ALTER TABLE notifications DROP COLUMN payload_sha256;
+
         """
+
+    static let downgrade =
+        compactDowngrade + """
+            DROP INDEX notifications_by_app_account_token;
+            ALTER TABLE notifications DROP COLUMN app_account_token;
+            ALTER TABLE notifications DROP COLUMN product_type;
+            ALTER TABLE notifications DROP COLUMN in_app_ownership_type;
+            """
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"))) func sqliteStoreOfVersionOneIsMigrated() throws {
         let path = temporaryDatabase()
@@ -53,7 +63,7 @@ import Testing
             try SQLiteNotificationStore(path: path, options: .reading)
         } throws: { error in
             let error = error as? NotificationStoreError
-            return error?.code == .schema && error?.reason.contains("schema version 1, not 2: open it once for writing") == true
+            return error?.code == .schema && error?.reason.contains("schema version 1, not 3: open it once for writing") == true
         }
         let migrated = try SQLiteNotificationStore(path: path)
         #expect(try migrated.store(Self.rows().new) == .stored)
@@ -61,7 +71,7 @@ import Testing
         #expect(rows == [Self.rows().old, Self.rows().new])
         #expect(try migrated.notifications(NotificationQuery(appAccountToken: "0F6D0C63-5A4E-4C2B-9D59-2F1C4D0E7A11")).count == 2)
         migrated.close()
-        #expect(try Self.sqlite3(path, "PRAGMA user_version") == "2")
+        #expect(try Self.sqlite3(path, "PRAGMA user_version") == "3")
         let plan = try Self.sqlite3(
             path,
             "EXPLAIN QUERY PLAN SELECT * FROM notifications WHERE original_transaction_id IN (SELECT original_transaction_id"
@@ -88,13 +98,13 @@ import Testing
             try PostgresNotificationStore(url: url, options: .reading)
         } throws: { error in
             let error = error as? NotificationStoreError
-            return error?.code == .schema && error?.reason.contains("schema version 1, not 2: open it once for writing") == true
+            return error?.code == .schema && error?.reason.contains("schema version 1, not 3: open it once for writing") == true
         }
         let store = try PostgresNotificationStore(url: url)
         defer { store.close() }
         #expect(try store.store(Self.rows().new) == .stored)
         #expect(try store.notifications(.all) == [Self.rows().old, Self.rows().new])
-        #expect(try cluster.sql("SELECT version FROM notification_store_schema", database: "notifications") == "2")
+        #expect(try cluster.sql("SELECT version FROM notification_store_schema", database: "notifications") == "3")
 
         // 200,000 rows of 20,000 customers: the lookup by token and by original transaction id
         // uses the indexes, no sequential scan.
@@ -113,5 +123,34 @@ import Testing
         #expect(byOriginal.contains("notifications_by_original_transaction") && !byOriginal.contains("Seq Scan"), "\(byOriginal)")
         #expect(try store.notifications(NotificationQuery(appAccountToken: "token-77")).count == 10)
         print("EXPLAIN by appAccountToken:\n\(byToken)\nEXPLAIN by original transaction id:\n\(byOriginal)")
+    }
+
+    /// A store of version 2 keeps its raw rows readable after the compact-payload migration, and
+    /// new rows are stored compact.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"))) func sqliteStoreOfVersionTwoKeepsItsRawRows()
+        throws
+    {
+        let tokens = try CompactionTests.realTokens().filter { $0.name.hasPrefix("gopay/") }
+        let path = temporaryDatabase()
+        try SQLiteNotificationStore(path: path).close()
+        _ = try Self.sqlite3(path, Self.compactDowngrade + "PRAGMA user_version=2;")
+        // The rows a version-2 store wrote: the payload as text.
+        let old = try #require(tokens.first)
+        _ = try Self.sqlite3(
+            path, "INSERT INTO notifications (notification_uuid, received_date, signed_payload) VALUES ('old', 1, '\(old.token)')")
+        #expect {
+            try SQLiteNotificationStore(path: path, options: .reading)
+        } throws: { error in
+            (error as? NotificationStoreError)?.reason.contains("schema version 2, not 3: open it once for writing") == true
+        }
+        let store = try SQLiteNotificationStore(path: path)
+        #expect(try store.store(CompactionTests.notification("new", old.token)) == .stored)
+        let rows = try store.notifications(.all)
+        #expect(rows.map(\.notificationUUID) == ["old", "new"])
+        #expect(rows.allSatisfy { $0.signedPayload == old.token })
+        store.close()
+        #expect(
+            try Self.sqlite3(path, "SELECT notification_uuid || ':' || coalesce(payload_format, 'raw') FROM notifications ORDER BY 1")
+                == "new:1\nold:raw")
     }
 }

@@ -1,6 +1,13 @@
 import Foundation
 import ReceiptCrypto
 
+extension VerificationCheck.Name {
+    /// No certificate of the chain is revoked, by OCSP (``VerificationPolicy/revocation``;
+    /// details in ``VerificationCheck/revocationReport``); in the store's signed-transaction
+    /// matching, the signed transaction carries no `revocationDate` (not refunded or revoked).
+    public static let revocation = VerificationCheck.Name(rawValue: "revocation", id: 43)
+}
+
 /// The machinery's revocation step: after the chain, the pinned anchor and every chain policy
 /// passed, the certificates below the anchor are checked as ``VerificationPolicy/revocation``
 /// asks (nothing happens, and no socket is opened, when it is ``RevocationPolicy/off``).

@@ -237,16 +237,11 @@ extension SignedDataVerifier where Format == TransactionReceiptFormat {
     public func verify(
         _ receipt: TransactionReceipt, expecting expectations: TransactionReceiptExpectations = .none, at time: ValidationTime = .signedDate
     ) -> Verdict<TransactionReceipt> {
-        let reparsed: TransactionReceipt
-        do throws(ReceiptError) {
-            reparsed = try TransactionReceipt(text: receipt.text, limits: format.limits)
-        } catch {
-            return parseFailure("not a transaction receipt: \(error)", at: time)
-        }
-        guard reparsed == receipt else {
-            return parseFailure("the receipt's fields differ from its text (changed after parsing)", at: time)
-        }
-        return verify(parsed: reparsed, expecting: expectations, at: time)
+        let limits = format.limits
+        return verify(
+            given: receipt, reparse: { () throws(ReceiptError) in try TransactionReceipt(text: receipt.text, limits: limits) },
+            describe: { "not a transaction receipt: \($0)" },
+            changedReason: "the receipt's fields differ from its text (changed after parsing)", expecting: expectations, at: time)
     }
 }
 

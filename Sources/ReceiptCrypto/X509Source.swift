@@ -1,0 +1,88 @@
+internal import COpenSSL
+import Foundation
+
+/// Where a ``Certificate``'s OpenSSL `X509` comes from: parsed at once (``Certificate/init(derEncoded:)``)
+/// or, for a certificate read by the package's own reader
+/// (``Certificate/init(deferringOpenSSL:)``), parsed by `d2i_X509` the first time something
+/// needs it, and its public key built once with `EVP_PKEY_fromdata`.
+///
+/// `@unchecked Sendable`: the lazily made values are created under `lock` and never change once
+/// set; everything else is immutable.
+final class X509Source: @unchecked Sendable {
+    /// The own reader's fields; nil for a certificate OpenSSL parsed at once.
+    let fields: CertificateFields?
+    private let lock = NSLock()
+    private var parsed: X509Handle?
+    private var key: PublicKey?
+
+    init(handle: X509Handle) {
+        fields = nil
+        parsed = handle
+    }
+
+    init(fields: CertificateFields) {
+        self.fields = fields
+    }
+
+    /// The `X509`, parsed from `der` on first use. Bytes the own reader accepted but OpenSSL does
+    /// not (none are known) yield an empty `X509`: no names or extensions, and every OpenSSL
+    /// validation of it fails.
+    func handle(_ der: [UInt8]) -> X509Handle {
+        lock.lock()
+        defer { lock.unlock() }
+        if let parsed { return parsed }
+        OpenSSLErrorQueue.clear()
+        let x509 = withNonNullBytes(der) { base, count in
+            var cursor: UnsafePointer<UInt8>? = base
+            return d2i_X509(nil, &cursor, count)
+        }
+        let handle: X509Handle
+        if let x509 {
+            handle = X509Handle(owning: x509)
+        } else if let empty = X509_new() {
+            handle = X509Handle(owning: empty)
+        } else {
+            // X509_new fails only when memory is exhausted, as Swift's own allocations would;
+            // no input leads here.
+            fatalError("OpenSSL could not allocate an X509")
+        }
+        parsed = handle
+        return handle
+    }
+
+    /// The public key of `subjectPublicKeyInfo` (the certificate's own), built once: with
+    /// `EVP_PKEY_fromdata` for the EC and RSA forms ``PublicKeyImport`` reads, else by OpenSSL's
+    /// SubjectPublicKeyInfo decoder.
+    func publicKey(_ subjectPublicKeyInfo: ArraySlice<UInt8>) throws(CryptoError) -> PublicKey {
+        lock.lock()
+        defer { lock.unlock() }
+        if let key { return key }
+        let made: PublicKey
+        if let imported = PublicKeyImport.key(subjectPublicKeyInfo: subjectPublicKeyInfo) {
+            made = imported
+        } else {
+            do throws(CryptoError) {
+                made = try PublicKey(subjectPublicKeyInfoDER: Array(subjectPublicKeyInfo))
+            } catch {
+                throw .plain(.unsupportedAlgorithm, "OpenSSL cannot decode the certificate's public key: \(error.reason)")
+            }
+        }
+        key = made
+        return made
+    }
+}
+
+extension DistinguishedName {
+    /// The name whose DER encoding is `der`, read by OpenSSL (`d2i_X509_NAME`, which involves no
+    /// key decoder); no components when OpenSSL cannot read it.
+    init(derEncoded der: ArraySlice<UInt8>) {
+        OpenSSLErrorQueue.clear()
+        let name = withNonNullBytes(der) { base, count in
+            var cursor: UnsafePointer<UInt8>? = base
+            return d2i_X509_NAME(nil, &cursor, count)
+        }
+        defer { if let name { X509_NAME_free(name) } }
+        self.init(x509Name: name)
+        OpenSSLErrorQueue.clear()
+    }
+}

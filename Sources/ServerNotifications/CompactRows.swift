@@ -1,0 +1,87 @@
+import Foundation
+import Internals
+
+/// Turns rows read from a store into notifications: raw rows as they are, compact rows rebuilt
+/// (``CompactPayload``) with the certificates they reference, which are fetched from the store's
+/// `notification_certificates` table once and then kept here (at most ``cacheLimit`` of them,
+/// each checked against its digest before it is kept).
+final class CompactRows: @unchecked Sendable {
+    /// The most certificates kept between reads (Apple signs with a handful at a time).
+    static let cacheLimit = 1024
+
+    private let lock = NSLock()
+    private var cache: [[UInt8]: [UInt8]] = [:]
+
+    /// The notifications of `rows`, in their order.
+    /// - Parameter fetch: the DER of each digest asked that the store holds (absent when it has none).
+    /// - Throws: ``NotificationStoreError/Code/corrupt`` when a row names a format this version does
+    ///   not know, its compact form is damaged, a certificate is missing or altered, or the bytes
+    ///   rebuilt are not the bytes stored; the fetch's own errors.
+    func notifications(
+        _ rows: [NotificationColumns.ReadRow], fetch: ([[UInt8]]) throws(NotificationStoreError) -> [[UInt8]: [UInt8]]
+    ) throws(NotificationStoreError) -> [StoredNotification] {
+        var wanted: [[UInt8]] = []
+        for row in rows {
+            guard let compact = row.compact else { continue }
+            let digests = try Self.naming(row) { () throws(NotificationStoreError) in
+                try CompactPayload.certificateDigests(body: compact.body)
+            }
+            wanted += digests
+        }
+        var known = cached(wanted)
+        let missing = Array(Set(wanted.filter { known[$0] == nil }))
+        if !missing.isEmpty {
+            let fetched = try fetch(missing)
+            remember(fetched)
+            known.merge(fetched) { first, _ in first }
+        }
+        var notifications: [StoredNotification] = []
+        notifications.reserveCapacity(rows.count)
+        for row in rows {
+            guard var notification = row.notification else {
+                throw Self.failure(row, NotificationStoreError(.corrupt, "its payload columns name no format this version reads"))
+            }
+            if let compact = row.compact {
+                let bytes = try Self.naming(row) { () throws(NotificationStoreError) in
+                    try CompactPayload.rebuild(body: compact.body, digest: compact.digest) { known[$0] }
+                }
+                notification.signedPayload = String(decoding: bytes, as: UTF8.self)
+            }
+            notifications.append(notification)
+        }
+        return notifications
+    }
+
+    private func cached(_ digests: [[UInt8]]) -> [[UInt8]: [UInt8]] {
+        lock.lock()
+        defer { lock.unlock() }
+        var found: [[UInt8]: [UInt8]] = [:]
+        for digest in digests { found[digest] = cache[digest] }
+        return found
+    }
+
+    /// Keeps the certificates that match their digest (the others stay out, and fail their rows).
+    private func remember(_ certificates: [[UInt8]: [UInt8]]) {
+        lock.lock()
+        defer { lock.unlock() }
+        for (digest, der) in certificates where SHA256.hash(der) == digest {
+            if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[digest] = der
+        }
+    }
+
+    /// Runs `body`, naming `row` in its error.
+    private static func naming<T>(_ row: NotificationColumns.ReadRow, _ body: () throws(NotificationStoreError) -> T)
+        throws(NotificationStoreError) -> T
+    {
+        do throws(NotificationStoreError) {
+            return try body()
+        } catch {
+            throw failure(row, error)
+        }
+    }
+
+    private static func failure(_ row: NotificationColumns.ReadRow, _ error: NotificationStoreError) -> NotificationStoreError {
+        NotificationStoreError(error.code, "notification \(TerminalEscaping.quoted(row.uuid)) is damaged: \(error.reason)")
+    }
+}
