@@ -28,12 +28,16 @@ public struct NotificationsEndpoint: HTTPHandler {
     public let receiver: NotificationReceiver
     /// Where outcomes are counted (nil: nowhere).
     public let metrics: ServerMetrics?
+    /// Where every outcome is reported: ``metrics``' hook, then the `report` given (a log).
+    public let hook: OutcomeHook?
 
-    /// Creates the endpoint.
-    public init(path: String = "/notifications", receiver: NotificationReceiver, metrics: ServerMetrics? = nil) {
+    /// Creates the endpoint; each outcome is counted in `metrics` and reported to `report`.
+    public init(path: String = "/notifications", receiver: NotificationReceiver, metrics: ServerMetrics? = nil, report: OutcomeHook? = nil)
+    {
         self.path = path
         self.receiver = receiver
         self.metrics = metrics
+        hook = OutcomeHook.all([metrics?.hook, report])
     }
 
     /// Answers `POST` on ``path`` (405 for another method, 404 for another path).
@@ -44,7 +48,7 @@ public struct NotificationsEndpoint: HTTPHandler {
     }
 
     /// The outcome for a body (from `source`, kept with a dead letter) and the response that says
-    /// it; the outcome is counted in ``metrics``.
+    /// it; the outcome is reported to ``hook`` (counted in ``metrics``).
     public func answer(body: [UInt8], source: String? = nil) -> (response: HTTPResponse, outcome: NotificationReceiverOutcome) {
         let outcome = receiver.receive(body: body, source: source)
         var json = JSONWriter(indent: 0)
@@ -67,8 +71,35 @@ public struct NotificationsEndpoint: HTTPHandler {
             status = 503
         }
         json.endObject()
-        metrics?.recordNotification(outcome, status: status, body: body)
+        if let hook { hook.report(report(outcome, status: status, body: body, source: source)) }
         return (.json(json.output, status: status), outcome)
+    }
+
+    /// The record of one outcome: the verified row's fields, or those read unverified from a
+    /// refused body.
+    func report(_ outcome: NotificationReceiverOutcome, status: Int, body: [UInt8], source: String?) -> EndpointOutcome {
+        var record = EndpointOutcome(
+            route: .notifications, method: "POST", path: path, remoteAddress: source, status: status, outcome: outcome.name, detail: "")
+        switch outcome {
+        case .accepted(let row), .duplicate(let row):
+            record.detail = "\(row.notificationUUID) \(row.notificationType ?? "?")\(row.subtype.map { "/\($0)" } ?? "")"
+            record.bundleId = row.bundleId
+            record.notificationType = row.notificationType
+            record.notificationUUID = row.notificationUUID
+            record.lagSeconds = row.signedDate.map { max(0, Double(row.receivedDate - $0) / 1000) }
+        case .rejected(let rejection):
+            let fields = UnverifiedNotificationFields(body: body)
+            record.detail = "\(rejection)"
+            record.failedCheck = rejection.check
+            record.bundleId = fields.bundleId
+            record.notificationType = fields.notificationType
+        case .unavailable(let error):
+            let fields = UnverifiedNotificationFields(body: body)
+            record.detail = "\(error)"
+            record.bundleId = fields.bundleId
+            record.notificationType = fields.notificationType
+        }
+        return record
     }
 
     /// The store's part of `GET /health`, as the member `notifications`:

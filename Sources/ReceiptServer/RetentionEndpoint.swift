@@ -43,6 +43,8 @@ public struct RetentionEndpoint: HTTPHandler {
     public let validationTime: ValidationTime
     /// The messages to answer with.
     public let messages: RetentionMessages
+    /// Where each answer is reported (route ``EndpointOutcome/Route/retention``); nil: nowhere.
+    public var report: OutcomeHook?
 
     /// Creates the endpoint; expectations a real-time request does not carry are dropped
     /// (`JWSExpectations.applicable(to:)`), so one set of an app's expectations serves here too.
@@ -61,7 +63,26 @@ public struct RetentionEndpoint: HTTPHandler {
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         guard request.path == path else { return .text("not found", status: 404) }
         guard request.method == "POST" else { return .text("use POST", status: 405, headers: [HTTPHeader("Allow", "POST")]) }
-        return answer(body: request.body).response
+        let (response, outcome) = answer(body: request.body)
+        if let report {
+            var record = EndpointOutcome(
+                route: .retention, method: request.method, path: request.path, remoteAddress: request.remoteAddress,
+                status: response.status, outcome: "", detail: "")
+            switch outcome {
+            case .answered(let realtime, let message):
+                record.outcome = "answered"
+                record.detail = "message \(message.uuidString) for product \(realtime.productId ?? "?")"
+            case .noMessage(let realtime):
+                record.outcome = "noMessage"
+                record.detail = "no message for product \(realtime.productId ?? "?")"
+            case .rejected(let check, let reason):
+                record.outcome = "rejected"
+                record.detail = "\(check.rawValue): \(reason)"
+                record.failedCheck = check
+            }
+            report.report(record)
+        }
+        return response
     }
 
     /// The outcome for a body and the response that says it.

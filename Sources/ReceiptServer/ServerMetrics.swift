@@ -2,7 +2,7 @@ import Foundation
 import Internals
 import JWS
 import ReceiptVerification
-public import ServerNotifications
+import ServerNotifications
 
 /// The counters, histograms and gauges `GET /metrics` exposes in Prometheus' text format
 /// (version 0.0.4). Endpoints report to it (``NotificationsEndpoint``, ``MeasuredHandler``, the
@@ -59,33 +59,24 @@ public final class ServerMetrics: @unchecked Sendable {
         increment("rmstore_http_requests_total", [route, String(status)])
     }
 
-    /// Counts one notification body by its outcome: `status` is the HTTP status it was answered
-    /// with, `body` the request body (read, unverified, for the bundle id and type of a rejected one).
-    public func recordNotification(_ outcome: NotificationReceiverOutcome, status: Int, body: [UInt8]) {
-        switch outcome {
-        case .accepted(let row), .duplicate(let row):
-            let name = outcome.name
-            lock.withLock {
-                let bundle = bundleLabel(row.bundleId)
-                counters["rmstore_notifications_total", default: [:]][[bundle, typeLabel(row.notificationType), name], default: 0] += 1
-                if let signed = row.signedDate {
-                    observe("rmstore_notification_lag_seconds", [], max(0, Double(row.receivedDate - signed) / 1000), Self.lagBuckets)
-                }
+    /// The hook endpoints report to (``NotificationsEndpoint`` counts notifications through it).
+    public var hook: OutcomeHook { OutcomeHook { [self] outcome in record(outcome) } }
+
+    /// Counts one notification body by its reported outcome: `accepted` and `duplicate` by the
+    /// verified bundle id and type (and their lag), `rejected` as `rejected` (answered 4xx) or
+    /// `dead_lettered` (5xx, for Apple to retry) with the failed check, `unavailable`, the last
+    /// three by the bundle id and type read unverified from the body. Other routes' outcomes are
+    /// counted by ``MeasuredHandler`` only.
+    public func record(_ outcome: EndpointOutcome) {
+        guard outcome.route == .notifications else { return }
+        let name = outcome.outcome == "rejected" && outcome.status >= 500 ? "dead_lettered" : outcome.outcome
+        lock.withLock {
+            let labels = [bundleLabel(outcome.bundleId), typeLabel(outcome.notificationType), name]
+            counters["rmstore_notifications_total", default: [:]][labels, default: 0] += 1
+            if outcome.outcome == "rejected", let check = outcome.failedCheck {
+                counters["rmstore_verification_failures_total", default: [:]][[check.rawValue], default: 0] += 1
             }
-        case .rejected(let rejection):
-            let fields = UnverifiedNotificationFields(body: body)
-            let name = status >= 500 ? "dead_lettered" : "rejected"
-            lock.withLock {
-                let labels = [bundleLabel(fields.bundleId), typeLabel(fields.notificationType), name]
-                counters["rmstore_notifications_total", default: [:]][labels, default: 0] += 1
-                counters["rmstore_verification_failures_total", default: [:]][[rejection.check.rawValue], default: 0] += 1
-            }
-        case .unavailable:
-            let fields = UnverifiedNotificationFields(body: body)
-            lock.withLock {
-                let labels = [bundleLabel(fields.bundleId), typeLabel(fields.notificationType), "unavailable"]
-                counters["rmstore_notifications_total", default: [:]][labels, default: 0] += 1
-            }
+            if let lag = outcome.lagSeconds { observe("rmstore_notification_lag_seconds", [], lag, Self.lagBuckets) }
         }
     }
 

@@ -73,6 +73,9 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
     public let appReceiptVerifier: AppReceiptVerifier
     /// The verifier for legacy transaction receipts.
     public let transactionReceiptVerifier: TransactionReceiptVerifier
+    /// Where each verifyReceipt answer is reported (route ``EndpointOutcome/Route/verifyReceipt``,
+    /// status 200, outcome the JSON status, detail the reason); nil: nowhere.
+    public var report: OutcomeHook?
 
     /// Creates an endpoint with the given verifiers (their anchors decide what is trusted).
     public init(
@@ -101,7 +104,12 @@ public struct VerifyReceiptEndpoint: HTTPHandler {
             guard request.method == "POST" else {
                 return .text("use POST", status: 405, headers: [HTTPHeader("Allow", "POST")])
             }
-            return .json(verifyReceipt(body: request.body).body)
+            let answer = verifyReceipt(body: request.body)
+            report?.report(
+                EndpointOutcome(
+                    route: .verifyReceipt, method: request.method, path: request.path, remoteAddress: request.remoteAddress, status: 200,
+                    outcome: String(answer.status.rawValue), detail: answer.reason))
+            return .json(answer.body)
         case "/health":
             guard request.method == "GET" || request.method == "HEAD" else {
                 return .text("use GET", status: 405, headers: [HTTPHeader("Allow", "GET, HEAD")])

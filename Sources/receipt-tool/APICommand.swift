@@ -101,7 +101,8 @@ enum APICommand {
             REQUEST OPTIONS:
               --from-receipt <file>   history: take the transaction id from this receipt.
               --receipt-anchor <a>    The roots that receipt must chain to: 'apple' (default),
-                                      'xcode' or a certificate file (repeatable).
+                                      'xcode' (with the xcode policy, as in verify) or a
+                                      certificate file (repeatable).
               --unverified-receipt    Take the transaction id without verifying the receipt.
               --product-id <id>       history: only this product (repeatable).
               --product-type <type>   history: AUTO_RENEWABLE, NON_RENEWABLE, CONSUMABLE or
@@ -351,25 +352,27 @@ enum APICommand {
             }
             pagingDeadline = value
         }
-        let anchors = try VerifyCommand.loadAnchors(args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor"))
+        let settings = try VerificationSettings(options: args)
         let pem = String(decoding: try readInput(keyFile, limit: 64 << 10), as: UTF8.self)
         let key = try AppStoreConnectKey(issuerID: issuer, keyID: keyID, p8: pem)
-        var policy = VerificationPolicy.appStore
-        policy.revocation = try RevocationOption.parse(args)
         return try AppStoreServerAPIClient(
             configuration: .init(
-                key: key, bundleID: bundleID, environment: environment, anchors: anchors, policy: policy, timeout: timeout, retry: retry,
-                maximumResponseSize: maximumResponseSize, maximumTotalResponseSize: maximumTotal, pagingDeadline: pagingDeadline))
+                key: key, bundleID: bundleID, environment: environment, anchors: settings.anchors, policy: settings.policy,
+                timeout: timeout, retry: retry, maximumResponseSize: maximumResponseSize, maximumTotalResponseSize: maximumTotal,
+                pagingDeadline: pagingDeadline))
     }
 
     /// The transaction id of the receipt `path`: verified first unless `--unverified-receipt`.
     static func transactionID(fromReceipt path: String, _ args: Arguments) throws -> String {
-        let bytes = try readInput(path)
+        // Detected once; the receipt's own bytes (decoded from base64) go on.
+        let raw = try readInput(path)
+        let detected = try? SignedInput.detect(raw)
+        var isTransactionReceipt = false
+        if case .transactionReceipt? = detected { isTransactionReceipt = true }
+        let bytes = detected?.verifiableBytes ?? raw
         let unverified = args.flag("--unverified-receipt")
-        let isTransactionReceipt = (try? TransactionReceipt(bytes)) != nil
-        let names = args.values("--receipt-anchor").isEmpty ? ["apple"] : args.values("--receipt-anchor")
-        let anchors = try VerifyCommand.loadAnchors(names)
-        let transactionVerifier = isTransactionReceipt && !unverified ? try transactionReceiptVerifier(args, anchors: anchors) : nil
+        let settings = try VerificationSettings(options: args, anchorOption: "--receipt-anchor")
+        let transactionVerifier = isTransactionReceipt && !unverified ? try settings.transactionReceiptVerifier() : nil
         let id: String?
         do throws(ReceiptUtilityError) {
             if unverified {
@@ -380,9 +383,7 @@ enum APICommand {
             } else if let transactionVerifier {
                 id = try ReceiptUtility.transactionID(fromTransactionReceipt: bytes, verifier: transactionVerifier)
             } else {
-                let policy: VerificationPolicy = names == ["xcode"] ? .xcode : .appStore
-                let verifier = AppReceiptVerifier(anchors: anchors, policy: policy)
-                id = try ReceiptUtility.transactionID(fromAppReceipt: bytes, verifier: verifier)
+                id = try ReceiptUtility.transactionID(fromAppReceipt: bytes, verifier: settings.appReceiptVerifier())
             }
         } catch {
             throw ToolFailure("\(path): \(error)")

@@ -72,11 +72,8 @@ enum BackfillCommand {
                 throw UsageError("the app \(ManagementRequests.quoted(app.bundleId)) is not configured for \(name)")
             }
         }
-        let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
-        let anchors = try VerifyCommand.loadAnchors(anchorNames)
         let (verifier, expectations) = try ServeCommand.notificationVerification(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "notifications backfill",
-            revocation: .off)
+            args, settings: try VerificationSettings(options: args), environment: environment, option: "notifications backfill")
         if let original = args.value("--original-transaction-id") {
             if let stray = ["--since", "--until", "--max-pages", "--max-seconds"].first(where: { args.value($0) != nil }) {
                 throw UsageError("\(stray) is not an option of backfill --original-transaction-id")

@@ -196,15 +196,6 @@ func pinnedIntermediate(_ args: Arguments, option: String, bundled: BundledAncho
     }
 }
 
-/// The verifier of iOS 6 transaction receipts: version-2 blobs through the intermediate in
-/// `--itunes-ca` (default: the bundled Apple iTunes Store CA), version-3 blobs through the one in
-/// `--wwdr-ca` (default: the bundled Apple WWDR CA of 2013), both to `anchors`.
-func transactionReceiptVerifier(_ args: Arguments, anchors: TrustAnchors) throws(ToolFailure) -> TransactionReceiptVerifier {
-    TransactionReceiptVerifier(
-        intermediate: try pinnedIntermediate(args, option: "--itunes-ca", bundled: .appleITunesStoreCA),
-        version3Intermediate: try pinnedIntermediate(args, option: "--wwdr-ca", bundled: .appleWWDRCA2013), anchors: anchors)
-}
-
 /// A file path or a name as it reaches the terminal: in double quotes, whole (never shortened),
 /// escaped by the one terminal rule with its quotes and backslashes, so that it can neither move
 /// the cursor nor end the quote.

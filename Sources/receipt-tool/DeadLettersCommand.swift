@@ -58,7 +58,7 @@ enum DeadLettersCommand {
                 throw UsageError("\(stray) is not an option of dead-letters retry")
             }
             if let configuration, let configFile {
-                let router = try configuration.router(revocation: .off, file: configFile)
+                let router = try configuration.router(settings: try VerificationSettings(options: args), file: configFile)
                 return try retry(router: router, location: location)
             }
             return try retry(args, location: location)
@@ -146,11 +146,8 @@ enum DeadLettersCommand {
         case "sandbox": environment = .sandbox
         case let other?: throw UsageError("--environment must be production or sandbox, found \(other)")
         }
-        let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
-        let anchors = try VerifyCommand.loadAnchors(anchorNames)
         let (verifier, expectations) = try ServeCommand.notificationVerification(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "dead-letters retry",
-            revocation: .off)
+            args, settings: try VerificationSettings(options: args), environment: environment, option: "dead-letters retry")
         return try retry(
             router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)), location: location)
     }

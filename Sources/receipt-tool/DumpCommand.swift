@@ -2,6 +2,7 @@ import ASN1
 import Foundation
 import Internals
 import JWS
+import ReceiptVerification
 import Receipts
 
 /// `receipt-tool dump`: prints a receipt as text or as verifyReceipt-shaped JSON.
@@ -46,14 +47,19 @@ enum DumpCommand {
             throw UsageError(args.positional.isEmpty ? "missing <file>" : "expected one <file>")
         }
         let path = args.positional[0]
-        let bytes = PastedToken.unwrapped(try readInput(path))
-        let signed: SignedDataInput?
-        do {
-            signed = try SignedDataInput.detect(bytes)
-        } catch {
-            throw ToolFailure("\(path): \(error)")
+        let (bytes, reading) = InputReading.read(try readInput(path))
+        let detected: SignedInput
+        switch reading {
+        case .success(let value): detected = value
+        case .failure(let error):
+            if error.code != .malformedSignedData, let forced {
+                throw ToolFailure(
+                    "\(path): kind: the input is neither a receipt nor signed data, not \(forced.described) (--kind \(forced.rawValue))")
+            }
+            let underlying = error.jws.map { "\($0)" } ?? error.receipt.map { "\($0)" } ?? "\(error)"
+            throw ToolFailure("\(path): \(underlying)")
         }
-        if let signed {
+        if case .signedData(let signed, _) = detected {
             if let forced {
                 let members = AppStorePayloadKind.memberNames(of: signed.jws.unverifiedPayload)
                 guard let kind = forced.payloadKind else {
@@ -67,20 +73,11 @@ enum DumpCommand {
                 signed, path: path, size: bytes.count, json: args.flag("--json"), compact: args.flag("--compact"),
                 payloadOnly: args.flag("--payload"), kind: forced?.payloadKind)
         }
-        if let forced {
-            let family = ForcedKind.receiptFamily(of: bytes)
-            if forced.payloadKind != nil || (family != nil && family != forced) {
-                let found = family?.described ?? "neither a receipt nor signed data"
-                throw ToolFailure("\(path): kind: the input is \(found), not \(forced.described) (--kind \(forced.rawValue))")
-            }
+        if let forced, let family = ForcedKind.family(of: detected), family != forced {
+            throw ToolFailure("\(path): kind: the input is \(detected.described), not \(forced.described) (--kind \(forced.rawValue))")
         }
-        let input: ReceiptInput
-        do {
-            input = try ReceiptInput.detect(bytes)
-        } catch {
-            throw ToolFailure("\(path): \(error)")
-        }
-        switch input {
+        switch detected {
+        case .signedData: return ExitStatus.success  // dumped above
         case .appReceipt(let der):
             let receipt: AppReceipt
             do {

@@ -1,6 +1,6 @@
 import JSON
 import JWS
-import Receipts
+import ReceiptVerification
 
 /// `--kind` of `verify` and `dump`: what the input must be, instead of what its shape and members
 /// suggest. A JWS kind makes the input go to that kind's verifier (whose `kind` check fails a
@@ -47,13 +47,13 @@ enum ForcedKind: String, Sendable, CaseIterable {
         }
     }
 
-    /// What an input that is not signed data is: `an app receipt` or `an iOS 6 transaction
-    /// receipt` (by its shape), or nil when it is neither.
-    static func receiptFamily(of bytes: [UInt8]) -> ForcedKind? {
-        switch try? ReceiptInput.detect(bytes) {
-        case .appReceipt?: .receipt
-        case .transactionReceipt?: .transactionReceipt
-        case nil: nil
+    /// The family of a detected input: `receipt`, `transaction-receipt`, or for signed data the
+    /// JWS kind its members name (nil when they name none `--kind` offers).
+    static func family(of input: SignedInput) -> ForcedKind? {
+        switch input {
+        case .appReceipt: .receipt
+        case .transactionReceipt: .transactionReceipt
+        case .signedData(_, let kind): allCases.first { $0.payloadKind == kind }
         }
     }
 

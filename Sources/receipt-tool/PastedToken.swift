@@ -1,3 +1,19 @@
+import ReceiptVerification
+
+/// The one reading of an input in the CLI (`verify`, `dump`): a token pasted in quotes or after
+/// `Bearer ` unwrapped, then the format detected once (`SignedInput.detect`).
+enum InputReading {
+    /// The bytes as read (unwrapped when pasted) and what they are.
+    static func read(_ raw: [UInt8]) -> (bytes: [UInt8], detected: Result<SignedInput, SignedInputError>) {
+        let bytes = PastedToken.unwrapped(raw)
+        do throws(SignedInputError) {
+            return (bytes, .success(try SignedInput.detect(bytes)))
+        } catch {
+            return (bytes, .failure(error))
+        }
+    }
+}
+
 /// A JWS as people paste it: in double or single quotes (copied from JSON or a shell line) or
 /// after `Bearer ` (copied from an Authorization header).
 enum PastedToken {

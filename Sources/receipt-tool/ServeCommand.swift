@@ -17,12 +17,12 @@ enum ServeCommand {
         help: """
             USAGE: receipt-tool serve [--host <address>] [--port <n>] [--environment production|sandbox]
                                       [--anchor <anchor>]... [--itunes-ca <file>] [--wwdr-ca <file>] [--shared-secret <secret>]
-                                      [--at creation|now|<date>] [--max-connections <n>]
+                                      [--at signed|now|<date>] [--policy appstore|xcode] [--max-connections <n>]
                                       [--max-connections-per-client <n>] [--trusted-proxy <address>]...
                                       [--max-body-bytes <n>] [--request-timeout <seconds>] [--quiet]
                                       [--log-format text|json]
                                       [--notifications-db <path>|postgres://USER@HOST:PORT/DB
-                                       --bundle-id <id> [--app-apple-id <n>] [--policy appstore|xcode]
+                                       --bundle-id <id> [--app-apple-id <n>]
                                        [--notifications-path <path>] [--dead-letters-max-count <n>]
                                        [--dead-letters-max-age <days>]]
                                       [--retention-path <path> --retention-config <file.json> --app-apple-id <n>]
@@ -48,10 +48,15 @@ enum ServeCommand {
                                       the bundled Apple WWDR CA of 2013).
               --shared-secret <s>     Require this "password" (21004 otherwise; subscriptions only
                                       when the request has none).
-              --at <when>             Validation time of certificate chains: 'creation' (default:
-                                      an app receipt's creation date, a transaction receipt's
-                                      purchase date, as Apple's endpoint accepted receipts whose
-                                      certificates have expired since), 'now', or an RFC 3339 date.
+              --at <when>             Validation time of certificate chains, as in verify: 'signed'
+                                      (default; also 'creation': an app receipt's creation date,
+                                      a transaction receipt's purchase date, a notification's
+                                      signedDate, as Apple's endpoint accepted receipts whose
+                                      certificates have expired since), 'now', or a date
+                                      (2026-11-29, 2026-11-29T12:00:00Z).
+              --policy <policy>       appstore or xcode, as in verify, for receipts, notifications
+                                      and real-time requests. Default: xcode when every anchor is
+                                      'xcode', appstore otherwise.
               --max-connections <n>   Connections served at once (default 128; more get 503).
               --max-connections-per-client <n>
                                       Of those, at most this many from one client address (an
@@ -84,9 +89,6 @@ enum ServeCommand {
               --bundle-id <id>        The app's bundle id (required with --notifications-db).
               --app-apple-id <n>      The app's Apple id (required for production: checked on
                                       production notifications, as Apple does).
-              --policy <policy>       appstore (chain of 3 with Apple's marker extensions; default)
-                                      or xcode. Notifications chain to the --anchor certificates,
-                                      at their signedDate by default (--at).
               --notifications-path <path>
                                       The route (default /notifications): an absolute path
                                       without query or fragment.
@@ -192,48 +194,37 @@ enum ServeCommand {
         case "sandbox": environment = .sandbox
         case let other?: throw UsageError("--environment must be production or sandbox, found \(other)")
         }
-        let time: ValidationTime
-        switch args.value("--at") {
-        case nil, "creation": time = .signedDate
-        case "now": time = .now
-        case let text?:
-            guard let date = (try? ReceiptDate.parse(text)) ?? nil else {
-                throw UsageError("--at must be 'creation', 'now' or an RFC 3339 date, found \(text)")
-            }
-            time = .fixed(date)
-        }
+        // Anchors, policy, --at and revocation: one value for receipts, notifications and
+        // real-time requests (with --config, each app names its own anchors and policy).
+        let settings = try VerificationSettings(options: args)
         let quiet = args.flag("--quiet")
         let log = try ServeLog(format: args.value("--log-format"))
         if !quiet { configuration.log = { log.message($0) } }
 
-        let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
-        let anchors = try VerifyCommand.loadAnchors(anchorNames)
-        var policy: VerificationPolicy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        let revocation = try RevocationOption.parse(args)
-        policy.revocation = revocation
-        let transactionVerifier = try transactionReceiptVerifier(args, anchors: anchors)
-        let endpoint = VerifyReceiptEndpoint(
+        // Every endpoint reports its outcomes: to the metrics, and to the log unless --quiet.
+        let report = quiet ? nil : log.hook
+        var endpoint = VerifyReceiptEndpoint(
             configuration: .init(
-                environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: time, transactionReceiptTime: time),
-            appReceiptVerifier: AppReceiptVerifier(anchors: anchors, policy: policy),
-            transactionReceiptVerifier: transactionVerifier)
+                environment: environment, sharedSecret: args.value("--shared-secret"), appReceiptTime: settings.validationTime,
+                transactionReceiptTime: settings.validationTime, clock: settings.clock),
+            appReceiptVerifier: settings.appReceiptVerifier(),
+            transactionReceiptVerifier: try settings.transactionReceiptVerifier())
+        endpoint.report = report
         let metrics = ServerMetrics(bundleIds: configured?.service.apps.map(\.bundleId) ?? args.value("--bundle-id").map { [$0] } ?? [])
         let notifications: NotificationsEndpoint?
         if let configured {
             notifications = try configuredNotificationsEndpoint(
-                configured.service, file: configured.file, args: args, time: time, requestTimeout: configuration.requestTimeout,
-                metrics: metrics,
-                revocation: revocation)
+                configured.service, file: configured.file, args: args, settings: settings, requestTimeout: configuration.requestTimeout,
+                metrics: metrics, report: report)
         } else {
             notifications = try notificationsEndpoint(
-                args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time,
-                requestTimeout: configuration.requestTimeout, metrics: metrics, revocation: revocation)
+                args, settings: settings, environment: environment, requestTimeout: configuration.requestTimeout, metrics: metrics,
+                report: report)
         }
-        let retention = try retentionEndpoint(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, time: time, revocation: revocation)
+        var retention = try retentionEndpoint(args, settings: settings, environment: environment)
+        retention?.report = report
         let routes = ReceiptServerRoutes(verifyReceipt: endpoint, notifications: notifications, retention: retention, metrics: metrics)
-        let logging = LoggingEndpoint(routes: routes, quiet: quiet, log: log)
-        let server = HTTPServer(configuration: configuration, handler: MeasuredHandler(logging, routes: routes, metrics: metrics))
+        let server = HTTPServer(configuration: configuration, handler: MeasuredHandler(routes, routes: routes, metrics: metrics))
         do {
             try server.start()
         } catch {
@@ -257,52 +248,35 @@ enum ServeCommand {
 }
 
 extension ServeCommand {
-    /// The policy of the signed data `serve` receives (notifications, real-time requests):
-    /// `--policy`, or xcode when every anchor is, with the revocation `--revocation` asked for
-    /// (read once, shared with the receipts' policy).
-    static func signedDataPolicy(_ args: Arguments, anchorNames: [String], revocation: RevocationPolicy) throws -> VerificationPolicy {
-        var policy: VerificationPolicy
-        switch args.value("--policy")?.lowercased() {
-        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        case "appstore": policy = .appStore
-        case "xcode": policy = .xcode
-        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
-        }
-        policy.revocation = revocation
-        return policy
-    }
-
     /// The notifications endpoint `--notifications-db` asks for (nil without it).
     static func notificationsEndpoint(
-        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime,
-        requestTimeout: Duration, metrics: ServerMetrics, revocation: RevocationPolicy
+        _ args: Arguments, settings: VerificationSettings, environment: VerifyReceiptEnvironment, requestTimeout: Duration,
+        metrics: ServerMetrics, report: OutcomeHook?
     ) throws -> NotificationsEndpoint? {
-        let options = [
-            "--bundle-id", "--app-apple-id", "--policy", "--notifications-path", "--dead-letters-max-count", "--dead-letters-max-age",
-        ]
+        let options = ["--bundle-id", "--app-apple-id", "--notifications-path", "--dead-letters-max-count", "--dead-letters-max-age"]
         guard let location = args.value("--notifications-db") else {
-            // --app-apple-id and --policy serve --retention-path too; --bundle-id is accepted there
-            // (a real-time request names none, so it does not apply).
-            let shared = args.value("--retention-path") != nil ? ["--bundle-id", "--app-apple-id", "--policy"] : []
+            // --app-apple-id serves --retention-path too; --bundle-id is accepted there (a real-time
+            // request names none, so it does not apply).
+            let shared = args.value("--retention-path") != nil ? ["--bundle-id", "--app-apple-id"] : []
             if let stray = options.first(where: { args.value($0) != nil && !shared.contains($0) }) {
                 throw UsageError("\(stray) configures notifications: give --notifications-db too")
             }
             return nil
         }
         let (verifier, expectations) = try notificationVerification(
-            args, anchors: anchors, anchorNames: anchorNames, environment: environment, option: "--notifications-db",
-            revocation: revocation)
+            args, settings: settings, environment: environment, option: "--notifications-db")
         return try notificationsEndpoint(
             location: location, path: args.value("--notifications-path") ?? "/notifications", pathOption: "--notifications-path",
-            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)), time: time,
-            requestTimeout: requestTimeout, metrics: metrics, retention: try deadLetterRetention(args))
+            router: NotificationRouter(only: NotificationRoute(verifier: verifier, expectations: expectations)),
+            time: settings.validationTime,
+            requestTimeout: requestTimeout, metrics: metrics, report: report, retention: try deadLetterRetention(args))
     }
 
     /// The notifications endpoint on `path` (`pathOption` gives it) keeping notifications in the
-    /// store at `location`, verified by `router`.
+    /// store at `location`, verified by `router`, reporting its outcomes to `metrics` and `report`.
     static func notificationsEndpoint(
         location: String, path: String, pathOption: String, router: NotificationRouter, time: ValidationTime, requestTimeout: Duration,
-        metrics: ServerMetrics, retention: DeadLetterRetention
+        metrics: ServerMetrics, report: OutcomeHook?, retention: DeadLetterRetention
     ) throws -> NotificationsEndpoint {
         guard isRoutePath(path), path != "/health", path != "/verifyReceipt", path != "/metrics" else {
             throw UsageError(
@@ -330,14 +304,13 @@ extension ServeCommand {
         let receiver = NotificationReceiver(
             router: router, validationTime: time, store: measured,
             deadLetters: NotificationStores.deadLetters(of: store) == nil ? nil : measured, retention: retention)
-        return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics)
+        return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics, report: report)
     }
 
-    /// The verifier and expectations of notifications that `--bundle-id`, `--app-apple-id`,
-    /// `--policy`, `--anchor` and `--environment` ask for (`serve` and `dead-letters retry`).
+    /// The verifier and expectations of notifications that `--bundle-id`, `--app-apple-id` and
+    /// `--environment` ask for, under `settings` (`serve` and `dead-letters retry`).
     static func notificationVerification(
-        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, option: String,
-        revocation: RevocationPolicy
+        _ args: Arguments, settings: VerificationSettings, environment: VerifyReceiptEnvironment, option: String
     ) throws -> (NotificationVerifier, JWSExpectations) {
         guard let bundle = args.value("--bundle-id"), !bundle.isEmpty else {
             throw UsageError("\(option) needs --bundle-id (notifications of any app would be accepted otherwise)")
@@ -350,9 +323,8 @@ extension ServeCommand {
         if environment == .production, appAppleId == nil {
             throw UsageError("\(option) in production needs --app-apple-id (Apple checks it on production notifications)")
         }
-        let policy = try signedDataPolicy(args, anchorNames: anchorNames, revocation: revocation)
         return (
-            NotificationVerifier(anchors: anchors, policy: policy),
+            settings.jwsVerifier(),
             JWSExpectations(
                 bundleIdentifier: bundle, appAppleId: appAppleId, environments: [environment == .production ? .production : .sandbox])
         )
@@ -382,34 +354,4 @@ extension ServeCommand {
 func isRoutePath(_ path: String) -> Bool {
     path.hasPrefix("/")
         && !path.unicodeScalars.contains { $0 == "?" || $0 == "#" || $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }
-}
-
-/// The routes, with one line per verifyReceipt or notification request on standard error.
-struct LoggingEndpoint: HTTPHandler {
-    let routes: ReceiptServerRoutes
-    let quiet: Bool
-    let log: ServeLog
-
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        guard request.method == "POST" else { return routes.respond(to: request) }
-        if let notifications = routes.notifications, request.path == notifications.path {
-            let (response, outcome) = notifications.answer(body: request.body, source: request.remoteAddress)
-            if !quiet {
-                let detail: String
-                switch outcome {
-                case .accepted(let row), .duplicate(let row):
-                    detail = "\(row.notificationUUID) \(row.notificationType ?? "?")\(row.subtype.map { "/\($0)" } ?? "")"
-                case .rejected(let rejection): detail = "\(rejection)"
-                case .unavailable(let error): detail = "\(error)"
-                }
-                log.request(request, status: response.status, outcome: outcome.name, detail: detail)
-            }
-            return response
-        }
-        let endpoint = routes.verifyReceipt
-        guard request.path == endpoint.configuration.path else { return routes.respond(to: request) }
-        let answer = endpoint.verifyReceipt(body: request.body)
-        if !quiet { log.request(request, status: nil, outcome: String(answer.status.rawValue), detail: answer.reason) }
-        return .json(answer.body)
-    }
 }

@@ -5,10 +5,11 @@ import ServerNotifications
 
 extension ServiceConfiguration {
     /// The notification router of the configured apps (`serve --config` and `dead-letters retry
-    /// --config`): per app its anchors (default `apple`), policy (default xcode when every anchor
-    /// is `xcode`, else appstore) with `revocation`, bundle id, app Apple id and environments.
-    /// An app must name its environments, and its app Apple id when Production is one of them.
-    func router(revocation: RevocationPolicy, file: String) throws -> NotificationRouter {
+    /// --config`): per app its anchors (default `apple`), policy (default: the rule of
+    /// `VerificationPolicy.standard(for:)`), bundle id, app Apple id and environments, with the
+    /// revocation, validation time and caches of `settings`. An app must name its environments,
+    /// and its app Apple id when Production is one of them.
+    func router(settings: VerificationSettings, file: String) throws -> NotificationRouter {
         var routes: [NotificationRoute] = []
         for app in apps {
             let at = "app \(ManagementRequests.quoted(app.bundleId))"
@@ -20,19 +21,16 @@ extension ServiceConfiguration {
                     "\(ManagementRequests.quoted(file)): \(at) receives Production notifications: give its appAppleId (Apple checks it there)"
                 )
             }
-            let anchorNames = app.anchors.isEmpty ? ["apple"] : app.anchors
-            let anchors = try VerifyCommand.loadAnchors(anchorNames)
-            var policy: VerificationPolicy
-            switch app.policy {
-            case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-            case "xcode": policy = .xcode
-            default: policy = .appStore
-            }
-            policy.revocation = revocation
+            let sources = (app.anchors.isEmpty ? ["apple"] : app.anchors).map(TrustAnchorName.init(name:))
+            let appSettings = VerificationSettings(
+                anchors: try VerificationSettings.loadAnchors(sources), sources: sources,
+                policy: try VerificationSettings.parsePolicy(app.policy), revocation: settings.policy.revocation,
+                validationTime: settings.validationTime, clock: settings.clock, chainCache: settings.chainCache,
+                headerCache: settings.headerCache)
             let expectations = JWSExpectations(
                 bundleIdentifier: app.bundleId, appAppleId: app.appAppleId,
                 environments: Set(app.environments.map { Environment(rawValue: $0) }))
-            routes.append(NotificationRoute(verifier: NotificationVerifier(anchors: anchors, policy: policy), expectations: expectations))
+            routes.append(NotificationRoute(verifier: appSettings.jwsVerifier(), expectations: expectations))
         }
         do throws(NotificationStoreError) {
             return try NotificationRouter(routes: routes)
@@ -59,15 +57,16 @@ extension ServeCommand {
     /// The notifications endpoint of `--config`: its store, its `notificationsPath` (default
     /// `/notifications`) and a router of its apps.
     static func configuredNotificationsEndpoint(
-        _ configuration: ServiceConfiguration, file: String, args: Arguments, time: ValidationTime, requestTimeout: Duration,
-        metrics: ServerMetrics, revocation: RevocationPolicy
+        _ configuration: ServiceConfiguration, file: String, args: Arguments, settings: VerificationSettings, requestTimeout: Duration,
+        metrics: ServerMetrics, report: OutcomeHook?
     ) throws -> NotificationsEndpoint {
         guard let location = configuration.store else {
             throw ToolFailure("\(ManagementRequests.quoted(file)): serve needs a \"store\" (a SQLite path or postgres:// URL)")
         }
-        let router = try configuration.router(revocation: revocation, file: file)
+        let router = try configuration.router(settings: settings, file: file)
         return try notificationsEndpoint(
             location: location, path: configuration.notificationsPath ?? "/notifications", pathOption: "notificationsPath", router: router,
-            time: time, requestTimeout: requestTimeout, metrics: metrics, retention: try deadLetterRetention(args))
+            time: settings.validationTime, requestTimeout: requestTimeout, metrics: metrics, report: report,
+            retention: try deadLetterRetention(args))
     }
 }

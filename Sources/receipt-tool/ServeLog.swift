@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import Internals
 import JSON
+import ReceiptServer
 
 /// `serve`'s log on standard error, one line per event: `--log-format text` (default,
 /// `serve: POST /notifications → 200 accepted: …`) or `json` (one JSON object per line with
@@ -39,25 +40,30 @@ struct ServeLog: Sendable {
         }
     }
 
-    /// One answered request: `status` the HTTP status (nil: not shown in text, as for verifyReceipt
-    /// whose `outcome` is its own status), `outcome` what the endpoint did.
-    func request(_ request: HTTPRequest, status: Int?, outcome: String, detail: String) {
+    /// One endpoint outcome, as the endpoint reported it (verifyReceipt's status is its outcome,
+    /// so the HTTP status is not shown in text).
+    func outcome(_ outcome: EndpointOutcome) {
+        let status = outcome.route == .verifyReceipt ? nil : outcome.status
         switch format {
         case .text:
-            let head = [status.map(String.init), outcome].compactMap { $0 }.joined(separator: " ")
-            printError("serve: \(request.method) \(TerminalEscaping.escaped(request.path)) → \(head): \(TerminalEscaping.escaped(detail))")
+            let head = [status.map(String.init), outcome.outcome].compactMap { $0 }.joined(separator: " ")
+            printError(
+                "serve: \(outcome.method) \(TerminalEscaping.escaped(outcome.path)) → \(head): \(TerminalEscaping.escaped(outcome.detail))")
         case .json:
             var json = start(level: "info")
-            json.string("method", request.method)
-            json.string("path", request.path)
+            json.string("method", outcome.method)
+            json.string("path", outcome.path)
             if let status { json.number("status", String(status)) }
-            json.string("outcome", outcome)
-            json.string("detail", detail)
-            if let address = request.remoteAddress { json.string("remoteAddress", address) }
+            json.string("outcome", outcome.outcome)
+            json.string("detail", outcome.detail)
+            if let address = outcome.remoteAddress { json.string("remoteAddress", address) }
             json.endObject()
             printError(json.text)
         }
     }
+
+    /// The hook that logs every outcome.
+    var hook: OutcomeHook { OutcomeHook { outcome($0) } }
 
     private func start(level: String) -> JSONWriter {
         var json = JSONWriter(indent: 0)

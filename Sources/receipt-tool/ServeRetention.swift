@@ -8,8 +8,7 @@ import VerifyReceipt
 extension ServeCommand {
     /// The Retention Messaging real-time endpoint `--retention-path` asks for (nil without it).
     static func retentionEndpoint(
-        _ args: Arguments, anchors: TrustAnchors, anchorNames: [String], environment: VerifyReceiptEnvironment, time: ValidationTime,
-        revocation: RevocationPolicy
+        _ args: Arguments, settings: VerificationSettings, environment: VerifyReceiptEnvironment
     ) throws -> RetentionEndpoint? {
         guard let path = args.value("--retention-path") else {
             if args.value("--retention-config") != nil { throw UsageError("--retention-config configures --retention-path: give it too") }
@@ -39,10 +38,9 @@ extension ServeCommand {
         } catch {
             throw UsageError("--retention-config \(terminalQuoted(file)): \(error.reason)")
         }
-        let policy = try signedDataPolicy(args, anchorNames: anchorNames, revocation: revocation)
         return RetentionEndpoint(
-            path: path, verifier: RealtimeRequestVerifier(anchors: anchors, policy: policy),
+            path: path, verifier: settings.jwsVerifier(),
             expectations: JWSExpectations(appAppleId: appAppleId, environments: [environment == .production ? .production : .sandbox]),
-            validationTime: time, messages: messages)
+            validationTime: settings.validationTime, messages: messages)
     }
 }

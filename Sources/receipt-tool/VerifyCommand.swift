@@ -118,6 +118,7 @@ enum VerifyCommand {
         guard !args.positional.isEmpty else { throw UsageError("missing <input>") }
         guard args.positional.filter({ $0 == "-" }).count <= 1 else { throw UsageError("'-' may be given once") }
 
+        var settings = try VerificationSettings(options: args)
         var expectations = ReceiptExpectations()
         expectations.bundleIdentifier = args.value("--bundle-id")
         expectations.appVersion = args.value("--app-version")
@@ -130,7 +131,12 @@ enum VerifyCommand {
         if let allowed = try args.environments(production: ReceiptEnvironment.production, sandbox: .sandbox, xcode: .xcode) {
             expectations.allowedEnvironments = allowed
         }
-        let time = try parseTime(args.value("--at") ?? "signed")
+        settings.receiptExpectations = expectations
+        let products = args.values("--product-id")
+        settings.transactionReceiptExpectations = TransactionReceiptExpectations(
+            bundleIdentifier: expectations.bundleIdentifier, bundleVersion: expectations.appVersion,
+            productIdentifiers: products.isEmpty ? nil : Set(products), allowedEnvironments: expectations.allowedEnvironments)
+        settings.jwsExpectations = try SignedDataVerification.expectations(args)
         var jobs = ProcessInfo.processInfo.activeProcessorCount
         if let text = args.value("--jobs") {
             guard let value = Int(text), value >= 1, value <= 1024 else {
@@ -138,26 +144,12 @@ enum VerifyCommand {
             }
             jobs = value
         }
-
-        let anchorNames = args.values("--anchor").isEmpty ? ["apple"] : args.values("--anchor")
-        var policy: VerificationPolicy
-        switch args.value("--policy")?.lowercased() {
-        case nil: policy = anchorNames.allSatisfy { $0 == "xcode" } ? .xcode : .appStore
-        case "appstore": policy = .appStore
-        case "xcode": policy = .xcode
-        case let other?: throw UsageError("--policy '\(other)' is not appstore or xcode")
-        }
-        policy.revocation = try RevocationOption.parse(args)
-        let anchors = try loadAnchors(anchorNames)
-        let verifier = AppReceiptVerifier(anchors: anchors, policy: policy)
-        let legacy = try LegacyVerification(arguments: args, anchors: anchors, expectations: expectations)
-        let signedData = try SignedDataVerification(arguments: args, anchors: anchors, policy: policy)
+        let verifiers = try Verifiers(settings: settings, arguments: args)
 
         let inputs = collectInputs(args.positional)
         let json = args.flag("--json")
-        let expected = expectations
         let summary = Batch(inputs: inputs, jobs: jobs).run { item in
-            Self.verify(item, verifier: verifier, legacy: legacy, signedData: signedData, expectations: expected, time: time, json: json)
+            Self.verify(item, verifiers, json: json)
         }
         guard summary.total > 0 else { throw ToolFailure("no inputs found in \(args.positional.joined(separator: " "))") }
         // "receipts" when every input was a receipt, "inputs" once signed data is among them.
@@ -174,36 +166,6 @@ enum VerifyCommand {
         if let device = DeviceIdentifier(text) { return device }
         guard let bytes = try? Base64.decode(Array(text.utf8)), bytes.count == 16 || bytes.count == 6 else { return nil }
         return DeviceIdentifier(bytes: bytes)
-    }
-
-    static func parseTime(_ text: String) throws(UsageError) -> ValidationTime {
-        switch text.lowercased() {
-        case "signed", "creation": return .signedDate
-        case "now": return .now
-        default:
-            let full = text.count == 10 ? text + "T00:00:00Z" : text
-            guard let date = try? ReceiptDate.parse(full) else {
-                throw UsageError("--at '\(text)' is not 'signed', 'creation', 'now' or a date such as 2026-11-29 or 2026-11-29T12:00:00Z")
-            }
-            return .fixed(date)
-        }
-    }
-
-    static func loadAnchors(_ names: [String]) throws(ToolFailure) -> TrustAnchors {
-        var anchors = TrustAnchors([])
-        for name in names {
-            do throws(TrustAnchorError) {
-                switch name {
-                case "apple": anchors = anchors + (try TrustAnchors.appleRoots)
-                case "xcode": anchors = anchors + (try TrustAnchors.storeKitTest)
-                default: anchors = anchors + (try TrustAnchors(contentsOfFile: name))
-                }
-            } catch {
-                let which = name == "apple" || name == "xcode" ? "the bundled anchor '\(name)'" : "the anchor"
-                throw ToolFailure("cannot load \(which): \(error)")
-            }
-        }
-        return anchors
     }
 
     // MARK: Inputs
@@ -280,36 +242,75 @@ enum VerifyCommand {
         var signedData = false
     }
 
-    static func verify(
-        _ item: Item, verifier: AppReceiptVerifier, legacy: LegacyVerification, signedData: SignedDataVerification,
-        expectations: ReceiptExpectations, time: ValidationTime, json: Bool
-    ) -> Outcome {
+    /// The verifiers of every input kind, made once from the command's settings.
+    struct Verifiers: Sendable {
+        let settings: VerificationSettings
+        let appReceipts: AppReceiptVerifier
+        let legacy: LegacyVerification
+        let signedData: SignedDataVerification
+
+        init(settings: VerificationSettings, arguments: Arguments) throws {
+            self.settings = settings
+            appReceipts = settings.appReceiptVerifier()
+            legacy = try LegacyVerification(settings: settings, arguments: arguments)
+            signedData = try SignedDataVerification(settings: settings, arguments: arguments)
+        }
+
+        /// Detects what `bytes` are, once, and verifies them by that format (or by `--kind`).
+        func verify(_ label: String, _ raw: [UInt8], json: Bool) -> Outcome {
+            let time = settings.validationTime
+            let forced = signedData.forcedKind
+            let (bytes, reading) = InputReading.read(raw)
+            let detected: SignedInput
+            switch reading {
+            case .success(let value): detected = value
+            case .failure(let error):
+                // Shaped like signed data but malformed: the JWS parse check says why.
+                if error.code == .malformedSignedData { return signedData.malformed(label, bytes, time: time, json: json) }
+                if let forced, forced.payloadKind != nil {
+                    return forced.mismatch(label, found: "neither a receipt nor signed data", json: json)
+                }
+                // The receipt verifier's parse check says what was tried.
+                if forced == .transactionReceipt { return legacy.verify(label, bytes, time: time, json: json) }
+                return appReceipt(label, bytes, json: json)
+            }
+            // A receipt where signed data was asked for, or the reverse, or the other receipt
+            // format. (A JWS of another kind goes to the kind asked for, whose check says so.)
+            if let forced, let family = ForcedKind.family(of: detected), forced != family,
+                forced.payloadKind == nil || family.payloadKind == nil
+            {
+                return forced.mismatch(label, found: detected.described, json: json)
+            }
+            switch detected {
+            case .signedData(let input, let kind): return signedData.verify(label, input, kind: kind, time: time, json: json)
+            case .transactionReceipt(let text): return legacy.verify(label, text, time: time, json: json)
+            case .appReceipt(let der): return appReceipt(label, der, json: json)
+            }
+        }
+
+        func appReceipt(_ label: String, _ bytes: [UInt8], json: Bool) -> Outcome {
+            let verdict = legacy.options.refusing(
+                appReceipts.verify(bytes, expecting: settings.receiptExpectations, at: settings.validationTime), as: .appReceipt)
+            let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)
+            return Outcome(status: status, output: json ? jsonLine(label, status, verdict) : text(label, status, verdict))
+        }
+    }
+
+    static func verify(_ item: Item, _ verifiers: Verifiers, json: Bool) -> Outcome {
         let bytes: [UInt8]
         switch item.source {
         case .unreadable(let reason):
             return unreadable(item.label, reason, json: json)
         case .bytes(let value):
-            bytes = PastedToken.unwrapped(value)
+            bytes = value
         case .file(let path, let regularFileOnly):
             do throws(FileBytes.Failure) {
-                bytes = PastedToken.unwrapped(try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly))
+                bytes = try FileBytes.read(path, maximumSize: inputLimit, regularFilesOnly: regularFileOnly)
             } catch {
                 return unreadable(item.label, error.reason(limit: inputLimit), json: json)
             }
         }
-        if let outcome = signedData.verify(item.label, bytes, time: time, json: json) {
-            return outcome
-        }
-        let family = ForcedKind.receiptFamily(of: bytes)
-        if let forced = signedData.forcedKind, let family, forced != family {
-            return forced.mismatch(item.label, found: family.described, json: json)
-        }
-        if family == .transactionReceipt || signedData.forcedKind == .transactionReceipt {
-            return legacy.verify(item.label, bytes, time: time, json: json)
-        }
-        let verdict = legacy.options.refusing(verifier.verify(bytes, expecting: expectations, at: time), as: .appReceipt)
-        let status: Status = verdict.isValid ? .valid : (verdict.receipt == nil ? .unreadable : .invalid)
-        return Outcome(status: status, output: json ? jsonLine(item.label, status, verdict) : text(item.label, status, verdict))
+        return verifiers.verify(item.label, bytes, json: json)
     }
 
     static func unreadable(_ label: String, _ reason: String, json: Bool) -> Outcome {

@@ -19,15 +19,13 @@ extension VerifyCommand {
         /// The expectation options given, to refuse those a kind does not carry.
         let options: ExpectationOptions
 
-        init(arguments: Arguments, anchors: TrustAnchors, policy: VerificationPolicy) throws(UsageError) {
+        init(settings: VerificationSettings, arguments: Arguments) throws(UsageError) {
             forcedKind = try ForcedKind.parse(arguments)
-            let cache = ChainCache()
-            let headers = JWSHeaderCache()
-            transactions = JWSTransactionVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
-            renewals = JWSRenewalInfoVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
-            appTransactions = AppTransactionVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
-            notifications = NotificationVerifier(anchors: anchors, policy: policy, cache: cache, headerCache: headers)
-            expectations = try Self.expectations(arguments)
+            transactions = settings.jwsVerifier()
+            renewals = settings.jwsVerifier()
+            appTransactions = settings.jwsVerifier()
+            notifications = settings.jwsVerifier()
+            expectations = settings.jwsExpectations
             options = ExpectationOptions(arguments)
         }
 
@@ -86,31 +84,20 @@ extension VerifyCommand {
             return true
         }
 
-        /// Verifies `bytes` when they are signed data, by the kind `--kind` names or else the kind
-        /// their payload's members name; nil when they are not signed data (a receipt, for
-        /// example) and no JWS kind was asked for.
-        func verify(_ label: String, _ bytes: [UInt8], time: ValidationTime, json: Bool) -> Outcome? {
-            let input: SignedDataInput
-            do throws(JWSError) {
-                guard let detected = try SignedDataInput.detect(bytes) else {
-                    guard let forcedKind, forcedKind.payloadKind != nil else { return nil }
-                    let found = ForcedKind.receiptFamily(of: bytes)?.described ?? "neither a receipt nor signed data"
-                    return forcedKind.mismatch(label, found: found, json: json)
-                }
-                input = detected
-            } catch {
-                // Shaped like signed data but malformed: the verifier's parse check says why.
-                return report(label, transactions.verify(bytes, expecting: expectations, at: time), kind: "jws", json: json) { _, _, _ in }
-            }
+        /// Verifies detected signed data by the kind `--kind` names or else the kind its payload's
+        /// members name (`detectedKind`).
+        func verify(_ label: String, _ input: SignedDataInput, kind detectedKind: AppStorePayloadKind, time: ValidationTime, json: Bool)
+            -> Outcome
+        {
             let body: Bool
             switch input {
             case .token: body = false
             case .notificationBody: body = true
             }
-            let detectedKind = AppStorePayloadKind.of(jsonPayload: input.jws.unverifiedPayload)
             if let forcedKind, forcedKind.payloadKind == nil {
                 return forcedKind.mismatch(label, found: "signed data (\(detectedKind.withArticle))", json: json)
             }
+            let bytes = input.jws.token
             switch forcedKind?.payloadKind ?? detectedKind {
             case .transaction:
                 return report(label, verify(transactions, bytes, time: time), kind: "jws_transaction", json: json) {
@@ -138,6 +125,12 @@ extension VerifyCommand {
                         + "; name its kind with --kind transaction, renewal, app-transaction or notification",
                     json: json)
             }
+        }
+
+        /// The outcome of input shaped like signed data that does not read: the verifier's parse
+        /// check says why.
+        func malformed(_ label: String, _ bytes: [UInt8], time: ValidationTime, json: Bool) -> Outcome {
+            report(label, transactions.verify(bytes, expecting: expectations, at: time), kind: "jws", json: json) { _, _, _ in }
         }
 
         /// The outcome of one verdict: text (`VALID (JWS transaction)`) or the JSON verdict object

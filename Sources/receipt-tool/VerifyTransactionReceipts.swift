@@ -14,12 +14,9 @@ extension VerifyCommand {
         /// The expectation options given, to refuse those that do not apply to transaction receipts.
         let options: ExpectationOptions
 
-        init(arguments: Arguments, anchors: TrustAnchors, expectations app: ReceiptExpectations) throws(ToolFailure) {
-            verifier = try transactionReceiptVerifier(arguments, anchors: anchors)
-            let products = arguments.values("--product-id")
-            expectations = TransactionReceiptExpectations(
-                bundleIdentifier: app.bundleIdentifier, bundleVersion: app.appVersion,
-                productIdentifiers: products.isEmpty ? nil : Set(products), allowedEnvironments: app.allowedEnvironments)
+        init(settings: VerificationSettings, arguments: Arguments) throws(ToolFailure) {
+            verifier = try settings.transactionReceiptVerifier()
+            expectations = settings.transactionReceiptExpectations
             options = ExpectationOptions(arguments)
         }
 

@@ -37,11 +37,12 @@ import Testing
         return url.path
     }
 
-    func serve(config: String) throws -> ServeProcess {
-        try ServeProcess([
-            "--environment", "sandbox", "--anchor", try F.anchorFile(), "--retention-path", "/retention", "--retention-config", config,
-            "--app-apple-id", String(F.appAppleId), "--quiet",
-        ])
+    func serve(config: String, quiet: Bool = true) throws -> ServeProcess {
+        try ServeProcess(
+            [
+                "--environment", "sandbox", "--anchor", try F.anchorFile(), "--retention-path", "/retention", "--retention-config", config,
+                "--app-apple-id", String(F.appAppleId),
+            ] + (quiet ? ["--quiet"] : []))
     }
 
     func json(_ bytes: [UInt8]) throws -> JSONValue { try JSONValue.parse(bytes) }
@@ -90,6 +91,19 @@ import Testing
         let response = try #require(
             F.post(port: server.port, path: "/retention", try Self.body(Self.payload(product: F.level), pki: try PKIs.jws.get())))
         #expect(response.status == 404 && response.bodyText == #"{"status":"noMessage"}"#, "\(response.bodyText)")
+    }
+
+    /// The endpoint reports each answer through its outcome hook, which serve logs.
+    @Test func answersAreLogged() throws {
+        let server = try serve(config: try configFile(#"{"products":{"\#(F.monthly)":"\#(Self.monthlyMessage)"}}"#), quiet: false)
+        try #require(server.port != 0, "\(server.firstLine)")
+        let pki = try PKIs.jws.get()
+        _ = try #require(F.post(port: server.port, path: "/retention", try Self.body(Self.payload(product: F.level), pki: pki)))
+        _ = try #require(F.post(port: server.port, path: "/retention", Array("hello".utf8)))
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        #expect(stopped.stderr.contains("serve: POST /retention → 404 noMessage: no message for product \(F.level)"), "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("serve: POST /retention → 400 rejected: body: "), "\(stopped.stderr)")
     }
 
     @Test func malformedConfigurationsAreUsageErrors() throws {
