@@ -62,37 +62,13 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     static let schemaLockKey: Int64 = 0x524D_5374_6F72_65
 
     /// Schema version 1; ``NotificationSchemaMigration`` then brings it to ``schemaVersion``.
-    static let createSchema = """
-        CREATE TABLE IF NOT EXISTS notifications (
-            id BIGSERIAL PRIMARY KEY,
-            notification_uuid TEXT NOT NULL UNIQUE,
-            notification_type TEXT,
-            subtype TEXT,
-            signed_date BIGINT,
-            received_date BIGINT NOT NULL,
-            bundle_id TEXT,
-            environment TEXT,
-            app_apple_id BIGINT,
-            transaction_id TEXT,
-            original_transaction_id TEXT,
-            product_id TEXT,
-            purchase_date BIGINT,
-            expires_date BIGINT,
-            revocation_date BIGINT,
-            transaction_signed_date BIGINT,
-            auto_renew_status BIGINT,
-            is_in_billing_retry_period BOOLEAN,
-            grace_period_expires_date BIGINT,
-            renewal_signed_date BIGINT,
-            signed_payload TEXT NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS notifications_by_original_transaction ON notifications (original_transaction_id);
-        CREATE INDEX IF NOT EXISTS notifications_by_type ON notifications (notification_type);
-        CREATE TABLE IF NOT EXISTS notification_store_health (id INTEGER PRIMARY KEY, checked_at BIGINT NOT NULL);
-        CREATE TABLE IF NOT EXISTS notification_store_schema (version INTEGER NOT NULL);
-        INSERT INTO notification_store_schema (version)
-            SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM notification_store_schema);
-        """
+    static let createSchema =
+        NotificationColumns.version1Schema(.postgres) + """
+
+            CREATE TABLE IF NOT EXISTS notification_store_schema (version INTEGER NOT NULL);
+            INSERT INTO notification_store_schema (version)
+                SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM notification_store_schema);
+            """
 
     static let insert =
         "INSERT INTO notifications (\(NotificationColumns.list)) VALUES ("
@@ -166,15 +142,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         }
         if existing == nil, options.create, !options.readOnly {
             try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
-                do throws(NotificationStoreError) {
-                    try connection.execute("BEGIN", deadline: deadline)
-                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
-                    try connection.execute(Self.createSchema, deadline: deadline)
-                    try connection.execute("COMMIT", deadline: deadline)
-                } catch {
-                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
-                    throw error
-                }
+                try connection.executeLocked(Self.createSchema, lockKey: Self.schemaLockKey, deadline: deadline)
             }
         }
         func readVersion() throws(NotificationStoreError) -> String? {
@@ -190,15 +158,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         for (from, statements) in [("1", NotificationSchemaMigration.postgres), ("2", CompactPayloadMigration.postgres)]
         where version == from && options.create && !options.readOnly {
             try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
-                do throws(NotificationStoreError) {
-                    try connection.execute("BEGIN", deadline: deadline)
-                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
-                    try connection.execute(statements, deadline: deadline)
-                    try connection.execute("COMMIT", deadline: deadline)
-                } catch {
-                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
-                    throw error
-                }
+                try connection.executeLocked(statements, lockKey: Self.schemaLockKey, deadline: deadline)
             }
             version = try readVersion()
         }
@@ -211,15 +171,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
             // NotificationBackfillSchema: its own step, under the schema's lock (two instances
             // creating one table at once would otherwise collide in PostgreSQL's catalog).
             try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
-                do throws(NotificationStoreError) {
-                    try connection.execute("BEGIN", deadline: deadline)
-                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
-                    try connection.execute(NotificationBackfillSchema.postgres, deadline: deadline)
-                    try connection.execute("COMMIT", deadline: deadline)
-                } catch {
-                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
-                    throw error
-                }
+                try connection.executeLocked(NotificationBackfillSchema.postgres, lockKey: Self.schemaLockKey, deadline: deadline)
             }
         }
     }

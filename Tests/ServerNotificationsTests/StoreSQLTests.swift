@@ -1,5 +1,6 @@
-@testable import ServerNotifications
 import Testing
+
+@testable import ServerNotifications
 
 /// The tables both stores define from one description (``SQLDialect``) are exactly the SQL each
 /// store wrote out by hand before: schema version 1 is what migrations start from, so it must not
