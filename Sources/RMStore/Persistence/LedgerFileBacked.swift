@@ -1,7 +1,5 @@
 // The TransactionLedger API of both reference persistors, written once over their LedgerFile.
 
-public import Foundation
-
 /// A reference persistor whose records live in a ``LedgerFile`` (its lock and codec): the
 /// ``TransactionLedger`` methods below are the file's, so both persistors share them by
 /// composition and differ only in how their file is encoded.
