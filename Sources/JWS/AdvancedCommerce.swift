@@ -6,15 +6,15 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceInfo: Sendable, Equatable {
+public struct AdvancedCommerceInfo: Sendable, Equatable, FieldsObject {
     /// Renewal info: the token for the next Advanced Commerce request. (`consistencyToken`)
     public var consistencyToken: String? { fields.string(.consistencyToken) }
     /// The display name and description. (`descriptors`)
-    public let descriptors: AdvancedCommerceDescriptors?
+    public var descriptors: AdvancedCommerceDescriptors? { fields.object(.descriptors) }
     /// Transaction: the estimated tax in milliunits. (`estimatedTax`)
     public var estimatedTax: Int64? { fields.int64(.estimatedTax) }
     /// The items (SKUs) of the purchase. (`items`)
-    public let items: [AdvancedCommerceItem]?
+    public var items: [AdvancedCommerceItem]? { fields.objects(.items) }
     /// The billing period (ISO 8601). (`period`)
     public var period: String? { fields.string(.period) }
     /// The caller's reference of the request. (`requestReferenceId`)
@@ -38,7 +38,8 @@ public struct AdvancedCommerceInfo: Sendable, Equatable {
         var kind: PayloadFieldKind {
             switch self {
             case .consistencyToken, .period, .requestReferenceId, .taxCode, .taxRate: .string
-            case .descriptors, .items: .custom
+            case .descriptors: .object(AdvancedCommerceDescriptors.self)
+            case .items: .objects(AdvancedCommerceItem.self)
             case .estimatedTax, .taxExclusivePrice: .int64
             }
         }
@@ -84,50 +85,21 @@ public struct AdvancedCommerceInfo: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceInfo(reading: &reader, context: "AdvancedCommerceInfo")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var descriptors: AdvancedCommerceDescriptors?
-        var items: [AdvancedCommerceItem]?
-        let fields = try reader.fields(context, Field.self) { (field, reader) throws(JWSError) in
-            switch field {
-            case .descriptors: descriptors = try AdvancedCommerceDescriptors(reading: &reader, context: "descriptors")
-            case .items:
-                items = try reader.array(field) { (element) throws(JWSError) in
-                    try AdvancedCommerceItem(reading: &element, context: "items")
-                }
-            default: break
-            }
-        }
-        self.descriptors = descriptors
-        self.items = items
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue { (field) -> JSONValue? in
-            switch field {
-            case .descriptors: descriptors?.jsonValue()
-            case .items: items.map { .array($0.map { $0.jsonValue() }) }
-            default: nil
-            }
-        }
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceInfo, rhs: AdvancedCommerceInfo) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The display name and description of an Advanced Commerce purchase or item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceDescriptors: Sendable, Equatable {
+public struct AdvancedCommerceDescriptors: Sendable, Equatable, FieldsObject {
     /// The description. (`description`)
     public var description: String? { fields.string(.description) }
     /// The display name. (`displayName`)
@@ -168,24 +140,12 @@ public struct AdvancedCommerceDescriptors: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceDescriptors(reading: &reader, context: "AdvancedCommerceDescriptors")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceDescriptors, rhs: AdvancedCommerceDescriptors) -> Bool {
-        lhs.jsonValue() == rhs.jsonValue()
-    }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

@@ -4,7 +4,7 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceItem: Sendable, Equatable {
+public struct AdvancedCommerceItem: Sendable, Equatable, FieldsObject {
     /// The item's SKU (`SKU`). (`SKU`)
     public var sku: String? { fields.string(.sku) }
     /// The description. (`description`)
@@ -12,15 +12,15 @@ public struct AdvancedCommerceItem: Sendable, Equatable {
     /// The display name. (`displayName`)
     public var displayName: String? { fields.string(.displayName) }
     /// The offer applied to the item. (`offer`)
-    public let offer: AdvancedCommerceOffer?
+    public var offer: AdvancedCommerceOffer? { fields.object(.offer) }
     /// The price in milliunits. (`price`)
     public var price: Int64? { fields.int64(.price) }
     /// Transaction: refunds of the item. (`refunds`)
-    public let refunds: [AdvancedCommerceRefund]?
+    public var refunds: [AdvancedCommerceRefund]? { fields.objects(.refunds) }
     /// Transaction: when the item was revoked. (`revocationDate`)
     public var revocationDate: JWSDate? { fields.date(.revocationDate) }
     /// Renewal info: a pending price increase. (`priceIncreaseInfo`)
-    public let priceIncreaseInfo: AdvancedCommercePriceIncreaseInfo?
+    public var priceIncreaseInfo: AdvancedCommercePriceIncreaseInfo? { fields.object(.priceIncreaseInfo) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
     public var unknownFields: [(String, JSONValue)] { fields.unknown }
@@ -34,7 +34,9 @@ public struct AdvancedCommerceItem: Sendable, Equatable {
         var kind: PayloadFieldKind {
             switch self {
             case .sku, .description, .displayName: .string
-            case .offer, .refunds, .priceIncreaseInfo: .custom
+            case .offer: .object(AdvancedCommerceOffer.self)
+            case .refunds: .objects(AdvancedCommerceRefund.self)
+            case .priceIncreaseInfo: .object(AdvancedCommercePriceIncreaseInfo.self)
             case .price: .int64
             case .revocationDate: .date
             }
@@ -77,46 +79,12 @@ public struct AdvancedCommerceItem: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceItem(reading: &reader, context: "AdvancedCommerceItem")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var offer: AdvancedCommerceOffer?
-        var refunds: [AdvancedCommerceRefund]?
-        var priceIncreaseInfo: AdvancedCommercePriceIncreaseInfo?
-        let fields = try reader.fields(context, Field.self) { (field, reader) throws(JWSError) in
-            switch field {
-            case .offer: offer = try AdvancedCommerceOffer(reading: &reader, context: "offer")
-            case .refunds:
-                refunds = try reader.array(field) { (element) throws(JWSError) in
-                    try AdvancedCommerceRefund(reading: &element, context: "refunds")
-                }
-            case .priceIncreaseInfo:
-                priceIncreaseInfo = try AdvancedCommercePriceIncreaseInfo(reading: &reader, context: "priceIncreaseInfo")
-            default: break
-            }
-        }
-        self.offer = offer
-        self.refunds = refunds
-        self.priceIncreaseInfo = priceIncreaseInfo
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue { (field) -> JSONValue? in
-            switch field {
-            case .offer: offer?.jsonValue()
-            case .refunds: refunds.map { .array($0.map { $0.jsonValue() }) }
-            case .priceIncreaseInfo: priceIncreaseInfo?.jsonValue()
-            default: nil
-            }
-        }
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceItem, rhs: AdvancedCommerceItem) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

@@ -4,7 +4,7 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceOffer: Sendable, Equatable {
+public struct AdvancedCommerceOffer: Sendable, Equatable, FieldsObject {
     /// The offer's period (ISO 8601). (`period`)
     public var period: String? { fields.string(.period) }
     /// How many periods the offer lasts. (`periodCount`)
@@ -56,31 +56,21 @@ public struct AdvancedCommerceOffer: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceOffer(reading: &reader, context: "AdvancedCommerceOffer")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceOffer, rhs: AdvancedCommerceOffer) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// A refund of an Advanced Commerce item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceRefund: Sendable, Equatable {
+public struct AdvancedCommerceRefund: Sendable, Equatable, FieldsObject {
     /// The amount refunded in milliunits. (`refundAmount`)
     public var refundAmount: Int64? { fields.int64(.refundAmount) }
     /// When the refund happened. (`refundDate`)
@@ -132,31 +122,21 @@ public struct AdvancedCommerceRefund: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceRefund(reading: &reader, context: "AdvancedCommerceRefund")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceRefund, rhs: AdvancedCommerceRefund) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// A pending price increase of an Advanced Commerce item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable {
+public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable, FieldsObject {
     /// The SKUs whose price changes with this one. (`dependentSKUs`)
     public var dependentSKUs: [String]? { fields.strings(.dependentSKUs) }
     /// The new price in milliunits. (`price`)
@@ -205,26 +185,14 @@ public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommercePriceIncreaseInfo(reading: &reader, context: "AdvancedCommercePriceIncreaseInfo")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommercePriceIncreaseInfo, rhs: AdvancedCommercePriceIncreaseInfo) -> Bool {
-        lhs.jsonValue() == rhs.jsonValue()
-    }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The commitment of a subscription with one (a transaction's or a renewal's `commitmentInfo`, one
@@ -232,7 +200,7 @@ public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable {
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct CommitmentInfo: Sendable, Equatable {
+public struct CommitmentInfo: Sendable, Equatable, FieldsObject {
     /// Transaction: which billing period of the commitment this is. (`billingPeriodNumber`)
     public var billingPeriodNumber: Int64? { fields.int64(.billingPeriodNumber) }
     /// Transaction: when the commitment ends. (`commitmentExpiresDate`)
@@ -310,22 +278,12 @@ public struct CommitmentInfo: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try CommitmentInfo(reading: &reader, context: "CommitmentInfo")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: CommitmentInfo, rhs: CommitmentInfo) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

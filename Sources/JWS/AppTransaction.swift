@@ -5,7 +5,7 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AppTransaction: JWSPayload, Equatable {
+public struct AppTransaction: JWSPayload, Equatable, FieldsPayload {
     /// The environment the app transaction was made in. (`receiptType`)
     public var receiptType: Environment? { fields.raw(.receiptType) }
     /// The app's Apple identifier (absent outside production). (`appAppleId`)
@@ -110,25 +110,8 @@ public struct AppTransaction: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try AppTransaction(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
         self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AppTransaction, rhs: AppTransaction) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }

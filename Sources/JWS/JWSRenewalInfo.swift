@@ -6,7 +6,7 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct JWSRenewalInfo: JWSPayload, Equatable {
+public struct JWSRenewalInfo: JWSPayload, Equatable, FieldsPayload {
     /// Why the subscription expired. (`expirationIntent`)
     public var expirationIntent: ExpirationIntent? { fields.code(.expirationIntent) }
     /// The transaction identifier of the original purchase. (`originalTransactionId`)
@@ -50,9 +50,9 @@ public struct JWSRenewalInfo: JWSPayload, Equatable {
     /// The duration of the offer (ISO 8601). (`offerPeriod`)
     public var offerPeriod: String? { fields.string(.offerPeriod) }
     /// Advanced Commerce API details. (`advancedCommerceInfo`)
-    public let advancedCommerceInfo: AdvancedCommerceInfo?
+    public var advancedCommerceInfo: AdvancedCommerceInfo? { fields.object(.advancedCommerceInfo) }
     /// The commitment of a subscription with one. (`commitmentInfo`)
-    public let commitmentInfo: CommitmentInfo?
+    public var commitmentInfo: CommitmentInfo? { fields.object(.commitmentInfo) }
     /// How the subscription is billed after renewal. (`renewalBillingPlanType`)
     public var renewalBillingPlanType: BillingPlanType? { fields.raw(.renewalBillingPlanType) }
     /// Base64 of the device verification hash (Xcode). (`deviceVerification`)
@@ -83,7 +83,8 @@ public struct JWSRenewalInfo: JWSPayload, Equatable {
             case .isInBillingRetryPeriod: .bool
             case .gracePeriodExpiresDate, .signedDate, .recentSubscriptionStartDate, .renewalDate: .date
             case .eligibleWinBackOfferIds: .strings
-            case .advancedCommerceInfo, .commitmentInfo: .custom
+            case .advancedCommerceInfo: .object(AdvancedCommerceInfo.self)
+            case .commitmentInfo: .object(CommitmentInfo.self)
             }
         }
 
@@ -168,41 +169,8 @@ public struct JWSRenewalInfo: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try JWSRenewalInfo(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        var advancedCommerceInfo: AdvancedCommerceInfo?
-        var commitmentInfo: CommitmentInfo?
-        let fields = try reader.fields(context, Field.self) { (field, reader) throws(JWSError) in
-            switch field {
-            case .advancedCommerceInfo: advancedCommerceInfo = try AdvancedCommerceInfo(reading: &reader, context: "advancedCommerceInfo")
-            case .commitmentInfo: commitmentInfo = try CommitmentInfo(reading: &reader, context: "commitmentInfo")
-            default: break
-            }
-        }
-        self.advancedCommerceInfo = advancedCommerceInfo
-        self.commitmentInfo = commitmentInfo
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
         self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue { (field) -> JSONValue? in
-            switch field {
-            case .advancedCommerceInfo: advancedCommerceInfo?.jsonValue()
-            case .commitmentInfo: commitmentInfo?.jsonValue()
-            default: nil
-            }
-        }
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: JWSRenewalInfo, rhs: JWSRenewalInfo) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }

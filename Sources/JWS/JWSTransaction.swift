@@ -6,7 +6,7 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct JWSTransaction: JWSPayload, Equatable {
+public struct JWSTransaction: JWSPayload, Equatable, FieldsPayload {
     /// The transaction identifier of the original purchase. (`originalTransactionId`)
     public var originalTransactionId: String? { fields.string(.originalTransactionId) }
     /// The transaction's identifier (a decimal string; Xcode writes `0`). (`transactionId`)
@@ -68,11 +68,11 @@ public struct JWSTransaction: JWSPayload, Equatable {
     /// The refunded share in thousandths of a percent (50000 is 50%). (`revocationPercentage`)
     public var revocationPercentage: Int64? { fields.int64(.revocationPercentage) }
     /// Advanced Commerce API details. (`advancedCommerceInfo`)
-    public let advancedCommerceInfo: AdvancedCommerceInfo?
+    public var advancedCommerceInfo: AdvancedCommerceInfo? { fields.object(.advancedCommerceInfo) }
     /// How a subscription with a commitment is billed. (`billingPlanType`)
     public var billingPlanType: BillingPlanType? { fields.raw(.billingPlanType) }
     /// The commitment of a subscription with one. (`commitmentInfo`)
-    public let commitmentInfo: CommitmentInfo?
+    public var commitmentInfo: CommitmentInfo? { fields.object(.commitmentInfo) }
     /// Base64 of the device verification hash (Xcode and StoreKit 2 on device). (`deviceVerification`)
     public var deviceVerification: String? { fields.string(.deviceVerification) }
     /// The nonce of the device verification hash. (`deviceVerificationNonce`)
@@ -104,7 +104,8 @@ public struct JWSTransaction: JWSPayload, Equatable {
             case .quantity: .int
             case .revocationReason, .offerType, .price, .revocationPercentage: .int64
             case .isUpgraded: .bool
-            case .advancedCommerceInfo, .commitmentInfo: .custom
+            case .advancedCommerceInfo: .object(AdvancedCommerceInfo.self)
+            case .commitmentInfo: .object(CommitmentInfo.self)
             }
         }
 
@@ -208,41 +209,8 @@ public struct JWSTransaction: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try JWSTransaction(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        var advancedCommerceInfo: AdvancedCommerceInfo?
-        var commitmentInfo: CommitmentInfo?
-        let fields = try reader.fields(context, Field.self) { (field, reader) throws(JWSError) in
-            switch field {
-            case .advancedCommerceInfo: advancedCommerceInfo = try AdvancedCommerceInfo(reading: &reader, context: "advancedCommerceInfo")
-            case .commitmentInfo: commitmentInfo = try CommitmentInfo(reading: &reader, context: "commitmentInfo")
-            default: break
-            }
-        }
-        self.advancedCommerceInfo = advancedCommerceInfo
-        self.commitmentInfo = commitmentInfo
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
         self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue { (field) -> JSONValue? in
-            switch field {
-            case .advancedCommerceInfo: advancedCommerceInfo?.jsonValue()
-            case .commitmentInfo: commitmentInfo?.jsonValue()
-            default: nil
-            }
-        }
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: JWSTransaction, rhs: JWSTransaction) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }

@@ -7,7 +7,7 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct NotificationPayload: JWSPayload, Equatable {
+public struct NotificationPayload: JWSPayload, Equatable, FieldsPayload {
     /// What happened. (`notificationType`)
     public var notificationType: NotificationType? { fields.raw(.notificationType) }
     /// Details of what happened. (`subtype`)
@@ -15,13 +15,13 @@ public struct NotificationPayload: JWSPayload, Equatable {
     /// The notification's unique identifier (the same on Apple's retries). (`notificationUUID`)
     public var notificationUUID: String? { fields.string(.notificationUUID) }
     /// The app, environment, and the signed transaction and renewal info. (`data`)
-    public let data: NotificationData?
+    public var data: NotificationData? { fields.object(.data) }
     /// The result of a renewal-date extension for all subscribers. (`summary`)
-    public let summary: NotificationSummary?
+    public var summary: NotificationSummary? { fields.object(.summary) }
     /// An external purchase token. (`externalPurchaseToken`)
-    public let externalPurchaseToken: ExternalPurchaseToken?
+    public var externalPurchaseToken: ExternalPurchaseToken? { fields.object(.externalPurchaseToken) }
     /// The app and its signed app transaction (`RESCIND_CONSENT`). (`appData`)
-    public let appData: AppData?
+    public var appData: AppData? { fields.object(.appData) }
     /// The notification format version (`2.0`). (`version`)
     public var version: String? { fields.string(.version) }
     /// When the App Store signed the notification (absent in early 2022 notifications). (`signedDate`)
@@ -41,7 +41,10 @@ public struct NotificationPayload: JWSPayload, Equatable {
         var kind: PayloadFieldKind {
             switch self {
             case .notificationType, .subtype, .notificationUUID, .version: .string
-            case .data, .summary, .externalPurchaseToken, .appData: .custom
+            case .data: .object(NotificationData.self)
+            case .summary: .object(NotificationSummary.self)
+            case .externalPurchaseToken: .object(ExternalPurchaseToken.self)
+            case .appData: .object(AppData.self)
             case .signedDate: .date
             }
         }
@@ -82,52 +85,10 @@ public struct NotificationPayload: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try NotificationPayload(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        var data: NotificationData?
-        var summary: NotificationSummary?
-        var externalPurchaseToken: ExternalPurchaseToken?
-        var appData: AppData?
-        let fields = try reader.fields(context, Field.self) { (field, reader) throws(JWSError) in
-            switch field {
-            case .data: data = try NotificationData(reading: &reader, context: "data")
-            case .summary: summary = try NotificationSummary(reading: &reader, context: "summary")
-            case .externalPurchaseToken:
-                externalPurchaseToken = try ExternalPurchaseToken(reading: &reader, context: "externalPurchaseToken")
-            case .appData: appData = try AppData(reading: &reader, context: "appData")
-            default: break
-            }
-        }
-        self.data = data
-        self.summary = summary
-        self.externalPurchaseToken = externalPurchaseToken
-        self.appData = appData
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
         self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue { (field) -> JSONValue? in
-            switch field {
-            case .data: data?.jsonValue()
-            case .summary: summary?.jsonValue()
-            case .externalPurchaseToken: externalPurchaseToken?.jsonValue()
-            case .appData: appData?.jsonValue()
-            default: nil
-            }
-        }
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: NotificationPayload, rhs: NotificationPayload) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }
 
 /// The `data` of a notification (Apple's `Data`): the app, the environment and the nested signed
@@ -135,7 +96,7 @@ public struct NotificationPayload: JWSPayload, Equatable {
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct NotificationData: Sendable, Equatable {
+public struct NotificationData: Sendable, Equatable, FieldsObject {
     /// The app's Apple identifier (absent in sandbox and early notifications). (`appAppleId`)
     public var appAppleId: Int64? { fields.int64(.appAppleId) }
     /// The app's bundle identifier. (`bundleId`)
@@ -208,31 +169,21 @@ public struct NotificationData: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try NotificationData(reading: &reader, context: "NotificationData")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: NotificationData, rhs: NotificationData) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `summary` of a `RENEWAL_EXTENSION`/`SUMMARY` notification (Apple's `Summary`).
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct NotificationSummary: Sendable, Equatable {
+public struct NotificationSummary: Sendable, Equatable, FieldsObject {
     /// The environment of the extension request. (`environment`)
     public var environment: Environment? { fields.raw(.environment) }
     /// The app's Apple identifier. (`appAppleId`)
@@ -305,24 +256,14 @@ public struct NotificationSummary: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try NotificationSummary(reading: &reader, context: "NotificationSummary")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: NotificationSummary, rhs: NotificationSummary) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `externalPurchaseToken` of an `EXTERNAL_PURCHASE_TOKEN` notification. A token whose id starts
@@ -330,7 +271,7 @@ public struct NotificationSummary: Sendable, Equatable {
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct ExternalPurchaseToken: Sendable, Equatable {
+public struct ExternalPurchaseToken: Sendable, Equatable, FieldsObject {
     /// The token's identifier. (`externalPurchaseId`)
     public var externalPurchaseId: String? { fields.string(.externalPurchaseId) }
     /// When the token was created. (`tokenCreationDate`)
@@ -395,31 +336,21 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try ExternalPurchaseToken(reading: &reader, context: "ExternalPurchaseToken")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: ExternalPurchaseToken, rhs: ExternalPurchaseToken) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `appData` of a notification (`RESCIND_CONSENT`): the app and its signed app transaction.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AppData: Sendable, Equatable {
+public struct AppData: Sendable, Equatable, FieldsObject {
     /// The app's Apple identifier. (`appAppleId`)
     public var appAppleId: Int64? { fields.int64(.appAppleId) }
     /// The app's bundle identifier. (`bundleId`)
@@ -472,22 +403,12 @@ public struct AppData: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AppData(reading: &reader, context: "AppData")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
-        self.fields = fields
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AppData, rhs: AppData) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

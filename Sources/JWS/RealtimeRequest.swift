@@ -4,7 +4,7 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct RealtimeRequest: JWSPayload, Equatable {
+public struct RealtimeRequest: JWSPayload, Equatable, FieldsPayload {
     /// The transaction identifier of the original purchase. (`originalTransactionId`)
     public var originalTransactionId: String? { fields.string(.originalTransactionId) }
     /// The app's Apple identifier. (`appAppleId`)
@@ -71,25 +71,8 @@ public struct RealtimeRequest: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try RealtimeRequest(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        let fields = try reader.fields(context, Field.self)
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
         self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        fields.jsonValue()
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: RealtimeRequest, rhs: RealtimeRequest) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }
