@@ -70,10 +70,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
                 SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM notification_store_schema);
             """
 
-    static let insert =
-        "INSERT INTO notifications (\(NotificationColumns.list)) VALUES ("
-        + (1...NotificationColumns.names.count).map { "$\($0)" }.joined(separator: ", ")
-        + ") ON CONFLICT (notification_uuid) DO NOTHING RETURNING id"
+    static let insert = NotificationColumns.insert { "$\($0)" } + " RETURNING id"
 
     static let healthWrite =
         "INSERT INTO notification_store_health (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = EXCLUDED.checked_at"
@@ -261,13 +258,8 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
 
     /// The rows matching `query`, in signed-date order, then by `notificationUUID` (byte order).
     public func notifications(_ query: NotificationQuery) throws(NotificationStoreError) -> [StoredNotification] {
-        let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid COLLATE \"C\"") { "$\($0)" }
-        try NotificationColumns.check(parameters, isRow: false)
-        let sql = "SELECT \(NotificationColumns.list) FROM notifications" + filter
         let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
-        let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
-            try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
-        }
+        let result = try select(query, deadline: deadline)
         var rows: [NotificationColumns.ReadRow] = []
         rows.reserveCapacity(result.rows.count)
         for values in result.rows {
@@ -327,14 +319,21 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     /// uses the indexes.
     /// - Throws: ``NotificationStoreError`` when the query fails.
     public func queryPlan(_ query: NotificationQuery) throws(NotificationStoreError) -> String {
+        try select(query, explain: true, deadline: ContinuousClock.now.advanced(by: options.operationTimeout)).rows.compactMap {
+            $0.first ?? nil
+        }.joined(separator: "\n")
+    }
+
+    /// Runs the SELECT of the rows matching `query` (its `EXPLAIN` with `explain`) by `deadline`.
+    private func select(_ query: NotificationQuery, explain: Bool = false, deadline: ContinuousClock.Instant) throws(NotificationStoreError)
+        -> PostgresRows
+    {
         let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid COLLATE \"C\"") { "$\($0)" }
         try NotificationColumns.check(parameters, isRow: false)
-        let sql = "EXPLAIN SELECT \(NotificationColumns.list) FROM notifications" + filter
-        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
-        let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+        let sql = (explain ? "EXPLAIN " : "") + "SELECT \(NotificationColumns.list) FROM notifications" + filter
+        return try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
         }
-        return result.rows.compactMap { $0.first ?? nil }.joined(separator: "\n")
     }
 
     /// The server's count of WAL syncs to disk (`pg_stat_wal.wal_sync`, PostgreSQL 14 and later),

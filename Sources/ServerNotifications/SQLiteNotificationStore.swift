@@ -71,10 +71,7 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
 
     static let createSchema = NotificationColumns.version1Schema(.sqlite)
 
-    static let insert =
-        "INSERT INTO notifications (\(NotificationColumns.list)) VALUES ("
-        + (1...NotificationColumns.names.count).map { "?\($0)" }.joined(separator: ", ")
-        + ") ON CONFLICT (notification_uuid) DO NOTHING"
+    static let insert = NotificationColumns.insert { "?\($0)" }
 
     static let insertCertificate =
         "INSERT INTO notification_certificates (digest, der) VALUES (?1, ?2) ON CONFLICT (digest) DO NOTHING"

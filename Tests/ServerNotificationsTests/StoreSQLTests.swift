@@ -24,6 +24,13 @@ struct StoreSQLTests {
         #expect(NotificationBackfillSchema.postgres == Self.postgresBackfill)
     }
 
+    @Test func insertsBindEveryColumnOnce() {
+        let count = NotificationColumns.names.count
+        #expect(SQLiteNotificationStore.insert.hasSuffix(", ?\(count)) ON CONFLICT (notification_uuid) DO NOTHING"))
+        #expect(PostgresNotificationStore.insert.hasSuffix(", $\(count)) ON CONFLICT (notification_uuid) DO NOTHING RETURNING id"))
+        #expect(SQLiteNotificationStore.insert.hasPrefix("INSERT INTO notifications (\(NotificationColumns.list)) VALUES (?1, ?2, "))
+    }
+
     @Test func deadLetterSelectNamesItsFilters() {
         let all = DeadLetterColumns.select(DeadLetterQuery(), placeholder: "?1")
         #expect(all == "SELECT \(DeadLetterColumns.list) FROM dead_letters ORDER BY id")
