@@ -6,31 +6,43 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceInfo: Sendable, Equatable {
+public struct AdvancedCommerceInfo: Sendable, Equatable, FieldsObject {
     /// Renewal info: the token for the next Advanced Commerce request. (`consistencyToken`)
-    public let consistencyToken: String?
+    public var consistencyToken: String? { fields.string(.consistencyToken) }
     /// The display name and description. (`descriptors`)
-    public let descriptors: AdvancedCommerceDescriptors?
+    public var descriptors: AdvancedCommerceDescriptors? { fields.object(.descriptors) }
     /// Transaction: the estimated tax in milliunits. (`estimatedTax`)
-    public let estimatedTax: Int64?
+    public var estimatedTax: Int64? { fields.int64(.estimatedTax) }
     /// The items (SKUs) of the purchase. (`items`)
-    public let items: [AdvancedCommerceItem]?
+    public var items: [AdvancedCommerceItem]? { fields.objects(.items) }
     /// The billing period (ISO 8601). (`period`)
-    public let period: String?
+    public var period: String? { fields.string(.period) }
     /// The caller's reference of the request. (`requestReferenceId`)
-    public let requestReferenceId: String?
+    public var requestReferenceId: String? { fields.string(.requestReferenceId) }
     /// The tax code. (`taxCode`)
-    public let taxCode: String?
+    public var taxCode: String? { fields.string(.taxCode) }
     /// Transaction: the price without tax, in milliunits. (`taxExclusivePrice`)
-    public let taxExclusivePrice: Int64?
+    public var taxExclusivePrice: Int64? { fields.int64(.taxExclusivePrice) }
     /// Transaction: the tax rate as a decimal string (such as `0.15`). (`taxRate`)
-    public let taxRate: String?
+    public var taxRate: String? { fields.string(.taxRate) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case consistencyToken, descriptors, estimatedTax, items, period, requestReferenceId, taxCode, taxExclusivePrice, taxRate
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .consistencyToken, .period, .requestReferenceId, .taxCode, .taxRate: .string
+            case .descriptors: .object(AdvancedCommerceDescriptors.self)
+            case .items: .objects(AdvancedCommerceItem.self)
+            case .estimatedTax, .taxExclusivePrice: .int64
+            }
+        }
 
         var name: String {
             switch self {
@@ -73,85 +85,40 @@ public struct AdvancedCommerceInfo: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceInfo(reading: &reader, context: "AdvancedCommerceInfo")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var consistencyToken: String?
-        var descriptors: AdvancedCommerceDescriptors?
-        var estimatedTax: Int64?
-        var items: [AdvancedCommerceItem]?
-        var period: String?
-        var requestReferenceId: String?
-        var taxCode: String?
-        var taxExclusivePrice: Int64?
-        var taxRate: String?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .consistencyToken: consistencyToken = try reader.string(field)
-            case .descriptors: descriptors = try AdvancedCommerceDescriptors(reading: &reader, context: "descriptors")
-            case .estimatedTax: estimatedTax = try reader.int64(field)
-            case .items:
-                items = try reader.array(field) { (element) throws(JWSError) in
-                    try AdvancedCommerceItem(reading: &element, context: "items")
-                }
-            case .period: period = try reader.string(field)
-            case .requestReferenceId: requestReferenceId = try reader.string(field)
-            case .taxCode: taxCode = try reader.string(field)
-            case .taxExclusivePrice: taxExclusivePrice = try reader.int64(field)
-            case .taxRate: taxRate = try reader.string(field)
-            }
-        }
-        self.consistencyToken = consistencyToken
-        self.descriptors = descriptors
-        self.estimatedTax = estimatedTax
-        self.items = items
-        self.period = period
-        self.requestReferenceId = requestReferenceId
-        self.taxCode = taxCode
-        self.taxExclusivePrice = taxExclusivePrice
-        self.taxRate = taxRate
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.string(.consistencyToken, consistencyToken)
-        o.object(.descriptors, descriptors?.jsonValue())
-        o.int(.estimatedTax, estimatedTax)
-        o.object(.items, items.map { .array($0.map { $0.jsonValue() }) })
-        o.string(.period, period)
-        o.string(.requestReferenceId, requestReferenceId)
-        o.string(.taxCode, taxCode)
-        o.int(.taxExclusivePrice, taxExclusivePrice)
-        o.string(.taxRate, taxRate)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceInfo, rhs: AdvancedCommerceInfo) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The display name and description of an Advanced Commerce purchase or item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceDescriptors: Sendable, Equatable {
+public struct AdvancedCommerceDescriptors: Sendable, Equatable, FieldsObject {
     /// The description. (`description`)
-    public let description: String?
+    public var description: String? { fields.string(.description) }
     /// The display name. (`displayName`)
-    public let displayName: String?
+    public var displayName: String? { fields.string(.displayName) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case description, displayName
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .description, .displayName: .string
+            }
+        }
 
         var name: String {
             switch self {
@@ -173,37 +140,12 @@ public struct AdvancedCommerceDescriptors: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceDescriptors(reading: &reader, context: "AdvancedCommerceDescriptors")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var description: String?
-        var displayName: String?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .description: description = try reader.string(field)
-            case .displayName: displayName = try reader.string(field)
-            }
-        }
-        self.description = description
-        self.displayName = displayName
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.string(.description, description)
-        o.string(.displayName, displayName)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceDescriptors, rhs: AdvancedCommerceDescriptors) -> Bool {
-        lhs.jsonValue() == rhs.jsonValue()
-    }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

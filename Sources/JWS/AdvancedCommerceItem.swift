@@ -4,29 +4,43 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceItem: Sendable, Equatable {
+public struct AdvancedCommerceItem: Sendable, Equatable, FieldsObject {
     /// The item's SKU (`SKU`). (`SKU`)
-    public let sku: String?
+    public var sku: String? { fields.string(.sku) }
     /// The description. (`description`)
-    public let description: String?
+    public var description: String? { fields.string(.description) }
     /// The display name. (`displayName`)
-    public let displayName: String?
+    public var displayName: String? { fields.string(.displayName) }
     /// The offer applied to the item. (`offer`)
-    public let offer: AdvancedCommerceOffer?
+    public var offer: AdvancedCommerceOffer? { fields.object(.offer) }
     /// The price in milliunits. (`price`)
-    public let price: Int64?
+    public var price: Int64? { fields.int64(.price) }
     /// Transaction: refunds of the item. (`refunds`)
-    public let refunds: [AdvancedCommerceRefund]?
+    public var refunds: [AdvancedCommerceRefund]? { fields.objects(.refunds) }
     /// Transaction: when the item was revoked. (`revocationDate`)
-    public let revocationDate: JWSDate?
+    public var revocationDate: JWSDate? { fields.date(.revocationDate) }
     /// Renewal info: a pending price increase. (`priceIncreaseInfo`)
-    public let priceIncreaseInfo: AdvancedCommercePriceIncreaseInfo?
+    public var priceIncreaseInfo: AdvancedCommercePriceIncreaseInfo? { fields.object(.priceIncreaseInfo) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case sku, description, displayName, offer, price, refunds, revocationDate, priceIncreaseInfo
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .sku, .description, .displayName: .string
+            case .offer: .object(AdvancedCommerceOffer.self)
+            case .refunds: .objects(AdvancedCommerceRefund.self)
+            case .priceIncreaseInfo: .object(AdvancedCommercePriceIncreaseInfo.self)
+            case .price: .int64
+            case .revocationDate: .date
+            }
+        }
 
         var name: String {
             switch self {
@@ -65,63 +79,12 @@ public struct AdvancedCommerceItem: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceItem(reading: &reader, context: "AdvancedCommerceItem")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var sku: String?
-        var description: String?
-        var displayName: String?
-        var offer: AdvancedCommerceOffer?
-        var price: Int64?
-        var refunds: [AdvancedCommerceRefund]?
-        var revocationDate: JWSDate?
-        var priceIncreaseInfo: AdvancedCommercePriceIncreaseInfo?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .sku: sku = try reader.string(field)
-            case .description: description = try reader.string(field)
-            case .displayName: displayName = try reader.string(field)
-            case .offer: offer = try AdvancedCommerceOffer(reading: &reader, context: "offer")
-            case .price: price = try reader.int64(field)
-            case .refunds:
-                refunds = try reader.array(field) { (element) throws(JWSError) in
-                    try AdvancedCommerceRefund(reading: &element, context: "refunds")
-                }
-            case .revocationDate: revocationDate = try reader.date(field)
-            case .priceIncreaseInfo:
-                priceIncreaseInfo = try AdvancedCommercePriceIncreaseInfo(reading: &reader, context: "priceIncreaseInfo")
-            }
-        }
-        self.sku = sku
-        self.description = description
-        self.displayName = displayName
-        self.offer = offer
-        self.price = price
-        self.refunds = refunds
-        self.revocationDate = revocationDate
-        self.priceIncreaseInfo = priceIncreaseInfo
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.string(.sku, sku)
-        o.string(.description, description)
-        o.string(.displayName, displayName)
-        o.object(.offer, offer?.jsonValue())
-        o.int(.price, price)
-        o.object(.refunds, refunds.map { .array($0.map { $0.jsonValue() }) })
-        o.date(.revocationDate, revocationDate)
-        o.object(.priceIncreaseInfo, priceIncreaseInfo?.jsonValue())
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceItem, rhs: AdvancedCommerceItem) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

@@ -4,21 +4,31 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceOffer: Sendable, Equatable {
+public struct AdvancedCommerceOffer: Sendable, Equatable, FieldsObject {
     /// The offer's period (ISO 8601). (`period`)
-    public let period: String?
+    public var period: String? { fields.string(.period) }
     /// How many periods the offer lasts. (`periodCount`)
-    public let periodCount: Int64?
+    public var periodCount: Int64? { fields.int64(.periodCount) }
     /// The offer price in milliunits. (`price`)
-    public let price: Int64?
+    public var price: Int64? { fields.int64(.price) }
     /// Why the offer applies (such as `WIN_BACK`). (`reason`)
-    public let reason: String?
+    public var reason: String? { fields.string(.reason) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case period, periodCount, price, reason
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .period, .reason: .string
+            case .periodCount, .price: .int64
+            }
+        }
 
         var name: String {
             switch self {
@@ -46,66 +56,46 @@ public struct AdvancedCommerceOffer: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceOffer(reading: &reader, context: "AdvancedCommerceOffer")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var period: String?
-        var periodCount: Int64?
-        var price: Int64?
-        var reason: String?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .period: period = try reader.string(field)
-            case .periodCount: periodCount = try reader.int64(field)
-            case .price: price = try reader.int64(field)
-            case .reason: reason = try reader.string(field)
-            }
-        }
-        self.period = period
-        self.periodCount = periodCount
-        self.price = price
-        self.reason = reason
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.string(.period, period)
-        o.int(.periodCount, periodCount)
-        o.int(.price, price)
-        o.string(.reason, reason)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceOffer, rhs: AdvancedCommerceOffer) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// A refund of an Advanced Commerce item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceRefund: Sendable, Equatable {
+public struct AdvancedCommerceRefund: Sendable, Equatable, FieldsObject {
     /// The amount refunded in milliunits. (`refundAmount`)
-    public let refundAmount: Int64?
+    public var refundAmount: Int64? { fields.int64(.refundAmount) }
     /// When the refund happened. (`refundDate`)
-    public let refundDate: JWSDate?
+    public var refundDate: JWSDate? { fields.date(.refundDate) }
     /// Why (such as `FULFILLMENT_ISSUE`). (`refundReason`)
-    public let refundReason: String?
+    public var refundReason: String? { fields.string(.refundReason) }
     /// How much (such as `FULL` or `PRORATED`). (`refundType`)
-    public let refundType: String?
+    public var refundType: String? { fields.string(.refundType) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case refundAmount, refundDate, refundReason, refundType
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .refundAmount: .int64
+            case .refundDate: .date
+            case .refundReason, .refundType: .string
+            }
+        }
 
         var name: String {
             switch self {
@@ -132,64 +122,44 @@ public struct AdvancedCommerceRefund: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommerceRefund(reading: &reader, context: "AdvancedCommerceRefund")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var refundAmount: Int64?
-        var refundDate: JWSDate?
-        var refundReason: String?
-        var refundType: String?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .refundAmount: refundAmount = try reader.int64(field)
-            case .refundDate: refundDate = try reader.date(field)
-            case .refundReason: refundReason = try reader.string(field)
-            case .refundType: refundType = try reader.string(field)
-            }
-        }
-        self.refundAmount = refundAmount
-        self.refundDate = refundDate
-        self.refundReason = refundReason
-        self.refundType = refundType
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.int(.refundAmount, refundAmount)
-        o.date(.refundDate, refundDate)
-        o.string(.refundReason, refundReason)
-        o.string(.refundType, refundType)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommerceRefund, rhs: AdvancedCommerceRefund) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// A pending price increase of an Advanced Commerce item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable {
+public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable, FieldsObject {
     /// The SKUs whose price changes with this one. (`dependentSKUs`)
-    public let dependentSKUs: [String]?
+    public var dependentSKUs: [String]? { fields.strings(.dependentSKUs) }
     /// The new price in milliunits. (`price`)
-    public let price: Int64?
+    public var price: Int64? { fields.int64(.price) }
     /// The increase's status (such as `PENDING`). (`status`)
-    public let status: String?
+    public var status: String? { fields.string(.status) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case dependentSKUs, price, status
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .dependentSKUs: .strings
+            case .price: .int64
+            case .status: .string
+            }
+        }
 
         var name: String {
             switch self {
@@ -215,43 +185,14 @@ public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AdvancedCommercePriceIncreaseInfo(reading: &reader, context: "AdvancedCommercePriceIncreaseInfo")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var dependentSKUs: [String]?
-        var price: Int64?
-        var status: String?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .dependentSKUs: dependentSKUs = try reader.strings(field)
-            case .price: price = try reader.int64(field)
-            case .status: status = try reader.string(field)
-            }
-        }
-        self.dependentSKUs = dependentSKUs
-        self.price = price
-        self.status = status
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.strings(.dependentSKUs, dependentSKUs)
-        o.int(.price, price)
-        o.string(.status, status)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AdvancedCommercePriceIncreaseInfo, rhs: AdvancedCommercePriceIncreaseInfo) -> Bool {
-        lhs.jsonValue() == rhs.jsonValue()
-    }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The commitment of a subscription with one (a transaction's or a renewal's `commitmentInfo`, one
@@ -259,32 +200,43 @@ public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable {
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct CommitmentInfo: Sendable, Equatable {
+public struct CommitmentInfo: Sendable, Equatable, FieldsObject {
     /// Transaction: which billing period of the commitment this is. (`billingPeriodNumber`)
-    public let billingPeriodNumber: Int64?
+    public var billingPeriodNumber: Int64? { fields.int64(.billingPeriodNumber) }
     /// Transaction: when the commitment ends. (`commitmentExpiresDate`)
-    public let commitmentExpiresDate: JWSDate?
+    public var commitmentExpiresDate: JWSDate? { fields.date(.commitmentExpiresDate) }
     /// Transaction: the commitment's total price in milliunits. (`commitmentPrice`)
-    public let commitmentPrice: Int64?
+    public var commitmentPrice: Int64? { fields.int64(.commitmentPrice) }
     /// Transaction: the number of billing periods of the commitment. (`totalBillingPeriods`)
-    public let totalBillingPeriods: Int64?
+    public var totalBillingPeriods: Int64? { fields.int64(.totalBillingPeriods) }
     /// Renewal info: the product the commitment renews to. (`commitmentAutoRenewProductId`)
-    public let commitmentAutoRenewProductId: String?
+    public var commitmentAutoRenewProductId: String? { fields.string(.commitmentAutoRenewProductId) }
     /// Renewal info: whether the commitment renews. (`commitmentAutoRenewStatus`)
-    public let commitmentAutoRenewStatus: AutoRenewStatus?
+    public var commitmentAutoRenewStatus: AutoRenewStatus? { fields.code(.commitmentAutoRenewStatus) }
     /// Renewal info: how the renewed commitment is billed. (`commitmentRenewalBillingPlanType`)
-    public let commitmentRenewalBillingPlanType: BillingPlanType?
+    public var commitmentRenewalBillingPlanType: BillingPlanType? { fields.raw(.commitmentRenewalBillingPlanType) }
     /// Renewal info: when the commitment renews. (`commitmentRenewalDate`)
-    public let commitmentRenewalDate: JWSDate?
+    public var commitmentRenewalDate: JWSDate? { fields.date(.commitmentRenewalDate) }
     /// Renewal info: the renewed commitment's price in milliunits. (`commitmentRenewalPrice`)
-    public let commitmentRenewalPrice: Int64?
+    public var commitmentRenewalPrice: Int64? { fields.int64(.commitmentRenewalPrice) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case billingPeriodNumber, commitmentExpiresDate, commitmentPrice, totalBillingPeriods, commitmentAutoRenewProductId,
             commitmentAutoRenewStatus, commitmentRenewalBillingPlanType, commitmentRenewalDate, commitmentRenewalPrice
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .billingPeriodNumber, .commitmentPrice, .totalBillingPeriods, .commitmentAutoRenewStatus, .commitmentRenewalPrice: .int64
+            case .commitmentExpiresDate, .commitmentRenewalDate: .date
+            case .commitmentAutoRenewProductId, .commitmentRenewalBillingPlanType: .string
+            }
+        }
 
         var name: String {
             switch self {
@@ -326,63 +278,12 @@ public struct CommitmentInfo: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try CommitmentInfo(reading: &reader, context: "CommitmentInfo")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var billingPeriodNumber: Int64?
-        var commitmentExpiresDate: JWSDate?
-        var commitmentPrice: Int64?
-        var totalBillingPeriods: Int64?
-        var commitmentAutoRenewProductId: String?
-        var commitmentAutoRenewStatus: AutoRenewStatus?
-        var commitmentRenewalBillingPlanType: BillingPlanType?
-        var commitmentRenewalDate: JWSDate?
-        var commitmentRenewalPrice: Int64?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .billingPeriodNumber: billingPeriodNumber = try reader.int64(field)
-            case .commitmentExpiresDate: commitmentExpiresDate = try reader.date(field)
-            case .commitmentPrice: commitmentPrice = try reader.int64(field)
-            case .totalBillingPeriods: totalBillingPeriods = try reader.int64(field)
-            case .commitmentAutoRenewProductId: commitmentAutoRenewProductId = try reader.string(field)
-            case .commitmentAutoRenewStatus: commitmentAutoRenewStatus = AutoRenewStatus(rawValue: try reader.int64(field))
-            case .commitmentRenewalBillingPlanType: commitmentRenewalBillingPlanType = BillingPlanType(rawValue: try reader.string(field))
-            case .commitmentRenewalDate: commitmentRenewalDate = try reader.date(field)
-            case .commitmentRenewalPrice: commitmentRenewalPrice = try reader.int64(field)
-            }
-        }
-        self.billingPeriodNumber = billingPeriodNumber
-        self.commitmentExpiresDate = commitmentExpiresDate
-        self.commitmentPrice = commitmentPrice
-        self.totalBillingPeriods = totalBillingPeriods
-        self.commitmentAutoRenewProductId = commitmentAutoRenewProductId
-        self.commitmentAutoRenewStatus = commitmentAutoRenewStatus
-        self.commitmentRenewalBillingPlanType = commitmentRenewalBillingPlanType
-        self.commitmentRenewalDate = commitmentRenewalDate
-        self.commitmentRenewalPrice = commitmentRenewalPrice
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.int(.billingPeriodNumber, billingPeriodNumber)
-        o.date(.commitmentExpiresDate, commitmentExpiresDate)
-        o.int(.commitmentPrice, commitmentPrice)
-        o.int(.totalBillingPeriods, totalBillingPeriods)
-        o.string(.commitmentAutoRenewProductId, commitmentAutoRenewProductId)
-        o.code(.commitmentAutoRenewStatus, commitmentAutoRenewStatus)
-        o.raw(.commitmentRenewalBillingPlanType, commitmentRenewalBillingPlanType)
-        o.date(.commitmentRenewalDate, commitmentRenewalDate)
-        o.int(.commitmentRenewalPrice, commitmentRenewalPrice)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: CommitmentInfo, rhs: CommitmentInfo) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

@@ -5,45 +5,58 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AppTransaction: JWSPayload, Equatable {
+public struct AppTransaction: JWSPayload, Equatable, FieldsPayload {
     /// The environment the app transaction was made in. (`receiptType`)
-    public let receiptType: Environment?
+    public var receiptType: Environment? { fields.raw(.receiptType) }
     /// The app's Apple identifier (absent outside production). (`appAppleId`)
-    public let appAppleId: Int64?
+    public var appAppleId: Int64? { fields.int64(.appAppleId) }
     /// The app's bundle identifier. (`bundleId`)
-    public let bundleId: String?
+    public var bundleId: String? { fields.string(.bundleId) }
     /// The app version (`CFBundleVersion`) the transaction is for. (`applicationVersion`)
-    public let applicationVersion: String?
+    public var applicationVersion: String? { fields.string(.applicationVersion) }
     /// The App Store's identifier of that version. (`versionExternalIdentifier`)
-    public let versionExternalIdentifier: Int64?
+    public var versionExternalIdentifier: Int64? { fields.int64(.versionExternalIdentifier) }
     /// When the App Store created the app transaction. (`receiptCreationDate`)
-    public let receiptCreationDate: JWSDate?
+    public var receiptCreationDate: JWSDate? { fields.date(.receiptCreationDate) }
     /// When the customer first got the app (Xcode writes year 1). (`originalPurchaseDate`)
-    public let originalPurchaseDate: JWSDate?
+    public var originalPurchaseDate: JWSDate? { fields.date(.originalPurchaseDate) }
     /// The app version the customer first got. (`originalApplicationVersion`)
-    public let originalApplicationVersion: String?
+    public var originalApplicationVersion: String? { fields.string(.originalApplicationVersion) }
     /// Base64 of SHA-384(lowercased nonce ‖ lowercased device verification id). (`deviceVerification`)
-    public let deviceVerification: String?
+    public var deviceVerification: String? { fields.string(.deviceVerification) }
     /// The nonce of ``deviceVerification``. (`deviceVerificationNonce`)
-    public let deviceVerificationNonce: String?
+    public var deviceVerificationNonce: String? { fields.string(.deviceVerificationNonce) }
     /// When the customer pre-ordered the app. (`preorderDate`)
-    public let preorderDate: JWSDate?
+    public var preorderDate: JWSDate? { fields.date(.preorderDate) }
     /// The identifier of the app download transaction. (`appTransactionId`)
-    public let appTransactionId: String?
+    public var appTransactionId: String? { fields.string(.appTransactionId) }
     /// The platform of the original purchase. (`originalPlatform`)
-    public let originalPlatform: PurchasePlatform?
+    public var originalPlatform: PurchasePlatform? { fields.raw(.originalPlatform) }
     /// When the app transaction was requested (Xcode). (`requestDate`)
-    public let requestDate: JWSDate?
+    public var requestDate: JWSDate? { fields.date(.requestDate) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case receiptType, appAppleId, bundleId, applicationVersion, versionExternalIdentifier, receiptCreationDate, originalPurchaseDate,
             originalApplicationVersion, deviceVerification, deviceVerificationNonce, preorderDate, appTransactionId, originalPlatform,
             requestDate
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .receiptType, .bundleId, .applicationVersion, .originalApplicationVersion, .deviceVerification, .deviceVerificationNonce,
+                .appTransactionId, .originalPlatform:
+                .string
+            case .appAppleId, .versionExternalIdentifier: .int64
+            case .receiptCreationDate, .originalPurchaseDate, .preorderDate, .requestDate: .date
+            }
+        }
 
         var name: String {
             switch self {
@@ -97,86 +110,8 @@ public struct AppTransaction: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try AppTransaction(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        var receiptType: Environment?
-        var appAppleId: Int64?
-        var bundleId: String?
-        var applicationVersion: String?
-        var versionExternalIdentifier: Int64?
-        var receiptCreationDate: JWSDate?
-        var originalPurchaseDate: JWSDate?
-        var originalApplicationVersion: String?
-        var deviceVerification: String?
-        var deviceVerificationNonce: String?
-        var preorderDate: JWSDate?
-        var appTransactionId: String?
-        var originalPlatform: PurchasePlatform?
-        var requestDate: JWSDate?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .receiptType: receiptType = Environment(rawValue: try reader.string(field))
-            case .appAppleId: appAppleId = try reader.int64(field)
-            case .bundleId: bundleId = try reader.string(field)
-            case .applicationVersion: applicationVersion = try reader.string(field)
-            case .versionExternalIdentifier: versionExternalIdentifier = try reader.int64(field)
-            case .receiptCreationDate: receiptCreationDate = try reader.date(field)
-            case .originalPurchaseDate: originalPurchaseDate = try reader.date(field)
-            case .originalApplicationVersion: originalApplicationVersion = try reader.string(field)
-            case .deviceVerification: deviceVerification = try reader.string(field)
-            case .deviceVerificationNonce: deviceVerificationNonce = try reader.string(field)
-            case .preorderDate: preorderDate = try reader.date(field)
-            case .appTransactionId: appTransactionId = try reader.string(field)
-            case .originalPlatform: originalPlatform = PurchasePlatform(rawValue: try reader.string(field))
-            case .requestDate: requestDate = try reader.date(field)
-            }
-        }
-        self.receiptType = receiptType
-        self.appAppleId = appAppleId
-        self.bundleId = bundleId
-        self.applicationVersion = applicationVersion
-        self.versionExternalIdentifier = versionExternalIdentifier
-        self.receiptCreationDate = receiptCreationDate
-        self.originalPurchaseDate = originalPurchaseDate
-        self.originalApplicationVersion = originalApplicationVersion
-        self.deviceVerification = deviceVerification
-        self.deviceVerificationNonce = deviceVerificationNonce
-        self.preorderDate = preorderDate
-        self.appTransactionId = appTransactionId
-        self.originalPlatform = originalPlatform
-        self.requestDate = requestDate
-        self.unknownFields = state.unknown
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
+        self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.raw(.receiptType, receiptType)
-        o.int(.appAppleId, appAppleId)
-        o.string(.bundleId, bundleId)
-        o.string(.applicationVersion, applicationVersion)
-        o.int(.versionExternalIdentifier, versionExternalIdentifier)
-        o.date(.receiptCreationDate, receiptCreationDate)
-        o.date(.originalPurchaseDate, originalPurchaseDate)
-        o.string(.originalApplicationVersion, originalApplicationVersion)
-        o.string(.deviceVerification, deviceVerification)
-        o.string(.deviceVerificationNonce, deviceVerificationNonce)
-        o.date(.preorderDate, preorderDate)
-        o.string(.appTransactionId, appTransactionId)
-        o.raw(.originalPlatform, originalPlatform)
-        o.date(.requestDate, requestDate)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AppTransaction, rhs: AppTransaction) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }

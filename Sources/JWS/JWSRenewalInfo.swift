@@ -6,70 +6,87 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct JWSRenewalInfo: JWSPayload, Equatable {
+public struct JWSRenewalInfo: JWSPayload, Equatable, FieldsPayload {
     /// Why the subscription expired. (`expirationIntent`)
-    public let expirationIntent: ExpirationIntent?
+    public var expirationIntent: ExpirationIntent? { fields.code(.expirationIntent) }
     /// The transaction identifier of the original purchase. (`originalTransactionId`)
-    public let originalTransactionId: String?
+    public var originalTransactionId: String? { fields.string(.originalTransactionId) }
     /// The product that renews at the next billing date. (`autoRenewProductId`)
-    public let autoRenewProductId: String?
+    public var autoRenewProductId: String? { fields.string(.autoRenewProductId) }
     /// The product identifier of the subscription. (`productId`)
-    public let productId: String?
+    public var productId: String? { fields.string(.productId) }
     /// Whether the subscription renews automatically. (`autoRenewStatus`)
-    public let autoRenewStatus: AutoRenewStatus?
+    public var autoRenewStatus: AutoRenewStatus? { fields.code(.autoRenewStatus) }
     /// Whether the App Store is retrying a failed renewal. (`isInBillingRetryPeriod`)
-    public let isInBillingRetryPeriod: Bool?
+    public var isInBillingRetryPeriod: Bool? { fields.bool(.isInBillingRetryPeriod) }
     /// Whether the customer answered a price increase. (`priceIncreaseStatus`)
-    public let priceIncreaseStatus: PriceIncreaseStatus?
+    public var priceIncreaseStatus: PriceIncreaseStatus? { fields.code(.priceIncreaseStatus) }
     /// When the billing grace period ends. (`gracePeriodExpiresDate`)
-    public let gracePeriodExpiresDate: JWSDate?
+    public var gracePeriodExpiresDate: JWSDate? { fields.date(.gracePeriodExpiresDate) }
     /// The kind of offer at the next renewal. (`offerType`)
-    public let offerType: OfferType?
+    public var offerType: OfferType? { fields.code(.offerType) }
     /// The offer's identifier. (`offerIdentifier`)
-    public let offerIdentifier: String?
+    public var offerIdentifier: String? { fields.string(.offerIdentifier) }
     /// When the App Store signed the data. (`signedDate`)
-    public let signedDate: JWSDate?
+    public var signedDate: JWSDate? { fields.date(.signedDate) }
     /// The environment (absent in 2021 payloads). (`environment`)
-    public let environment: Environment?
+    public var environment: Environment? { fields.raw(.environment) }
     /// The start of the latest run of continuous subscription. (`recentSubscriptionStartDate`)
-    public let recentSubscriptionStartDate: JWSDate?
+    public var recentSubscriptionStartDate: JWSDate? { fields.date(.recentSubscriptionStartDate) }
     /// When the subscription renews. (`renewalDate`)
-    public let renewalDate: JWSDate?
+    public var renewalDate: JWSDate? { fields.date(.renewalDate) }
     /// The ISO 4217 currency code of the renewal price. (`currency`)
-    public let currency: String?
+    public var currency: String? { fields.string(.currency) }
     /// The renewal price in milliunits of the currency. (`renewalPrice`)
-    public let renewalPrice: Int64?
+    public var renewalPrice: Int64? { fields.int64(.renewalPrice) }
     /// The payment mode of the offer at renewal. (`offerDiscountType`)
-    public let offerDiscountType: OfferDiscountType?
+    public var offerDiscountType: OfferDiscountType? { fields.raw(.offerDiscountType) }
     /// The win-back offers the customer may redeem. (`eligibleWinBackOfferIds`)
-    public let eligibleWinBackOfferIds: [String]?
+    public var eligibleWinBackOfferIds: [String]? { fields.strings(.eligibleWinBackOfferIds) }
     /// The UUID the app attached to the purchase, as written. (`appAccountToken`)
-    public let appAccountToken: String?
+    public var appAccountToken: String? { fields.string(.appAccountToken) }
     /// The identifier of the app download transaction. (`appTransactionId`)
-    public let appTransactionId: String?
+    public var appTransactionId: String? { fields.string(.appTransactionId) }
     /// The duration of the offer (ISO 8601). (`offerPeriod`)
-    public let offerPeriod: String?
+    public var offerPeriod: String? { fields.string(.offerPeriod) }
     /// Advanced Commerce API details. (`advancedCommerceInfo`)
-    public let advancedCommerceInfo: AdvancedCommerceInfo?
+    public var advancedCommerceInfo: AdvancedCommerceInfo? { fields.object(.advancedCommerceInfo) }
     /// The commitment of a subscription with one. (`commitmentInfo`)
-    public let commitmentInfo: CommitmentInfo?
+    public var commitmentInfo: CommitmentInfo? { fields.object(.commitmentInfo) }
     /// How the subscription is billed after renewal. (`renewalBillingPlanType`)
-    public let renewalBillingPlanType: BillingPlanType?
+    public var renewalBillingPlanType: BillingPlanType? { fields.raw(.renewalBillingPlanType) }
     /// Base64 of the device verification hash (Xcode). (`deviceVerification`)
-    public let deviceVerification: String?
+    public var deviceVerification: String? { fields.string(.deviceVerification) }
     /// The nonce of the device verification hash. (`deviceVerificationNonce`)
-    public let deviceVerificationNonce: String?
+    public var deviceVerificationNonce: String? { fields.string(.deviceVerificationNonce) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case expirationIntent, originalTransactionId, autoRenewProductId, productId, autoRenewStatus, isInBillingRetryPeriod,
             priceIncreaseStatus, gracePeriodExpiresDate, offerType, offerIdentifier, signedDate, environment, recentSubscriptionStartDate,
             renewalDate, currency, renewalPrice, offerDiscountType, eligibleWinBackOfferIds, appAccountToken, appTransactionId, offerPeriod,
             advancedCommerceInfo, commitmentInfo, renewalBillingPlanType, deviceVerification, deviceVerificationNonce
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .expirationIntent, .autoRenewStatus, .priceIncreaseStatus, .offerType, .renewalPrice: .int64
+            case .originalTransactionId, .autoRenewProductId, .productId, .offerIdentifier, .environment, .currency, .offerDiscountType,
+                .appAccountToken, .appTransactionId, .offerPeriod, .renewalBillingPlanType, .deviceVerification, .deviceVerificationNonce:
+                .string
+            case .isInBillingRetryPeriod: .bool
+            case .gracePeriodExpiresDate, .signedDate, .recentSubscriptionStartDate, .renewalDate: .date
+            case .eligibleWinBackOfferIds: .strings
+            case .advancedCommerceInfo: .object(AdvancedCommerceInfo.self)
+            case .commitmentInfo: .object(CommitmentInfo.self)
+            }
+        }
 
         var name: String {
             switch self {
@@ -152,134 +169,8 @@ public struct JWSRenewalInfo: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try JWSRenewalInfo(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        var expirationIntent: ExpirationIntent?
-        var originalTransactionId: String?
-        var autoRenewProductId: String?
-        var productId: String?
-        var autoRenewStatus: AutoRenewStatus?
-        var isInBillingRetryPeriod: Bool?
-        var priceIncreaseStatus: PriceIncreaseStatus?
-        var gracePeriodExpiresDate: JWSDate?
-        var offerType: OfferType?
-        var offerIdentifier: String?
-        var signedDate: JWSDate?
-        var environment: Environment?
-        var recentSubscriptionStartDate: JWSDate?
-        var renewalDate: JWSDate?
-        var currency: String?
-        var renewalPrice: Int64?
-        var offerDiscountType: OfferDiscountType?
-        var eligibleWinBackOfferIds: [String]?
-        var appAccountToken: String?
-        var appTransactionId: String?
-        var offerPeriod: String?
-        var advancedCommerceInfo: AdvancedCommerceInfo?
-        var commitmentInfo: CommitmentInfo?
-        var renewalBillingPlanType: BillingPlanType?
-        var deviceVerification: String?
-        var deviceVerificationNonce: String?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .expirationIntent: expirationIntent = ExpirationIntent(rawValue: try reader.int64(field))
-            case .originalTransactionId: originalTransactionId = try reader.string(field)
-            case .autoRenewProductId: autoRenewProductId = try reader.string(field)
-            case .productId: productId = try reader.string(field)
-            case .autoRenewStatus: autoRenewStatus = AutoRenewStatus(rawValue: try reader.int64(field))
-            case .isInBillingRetryPeriod: isInBillingRetryPeriod = try reader.bool(field)
-            case .priceIncreaseStatus: priceIncreaseStatus = PriceIncreaseStatus(rawValue: try reader.int64(field))
-            case .gracePeriodExpiresDate: gracePeriodExpiresDate = try reader.date(field)
-            case .offerType: offerType = OfferType(rawValue: try reader.int64(field))
-            case .offerIdentifier: offerIdentifier = try reader.string(field)
-            case .signedDate: signedDate = try reader.date(field)
-            case .environment: environment = Environment(rawValue: try reader.string(field))
-            case .recentSubscriptionStartDate: recentSubscriptionStartDate = try reader.date(field)
-            case .renewalDate: renewalDate = try reader.date(field)
-            case .currency: currency = try reader.string(field)
-            case .renewalPrice: renewalPrice = try reader.int64(field)
-            case .offerDiscountType: offerDiscountType = OfferDiscountType(rawValue: try reader.string(field))
-            case .eligibleWinBackOfferIds: eligibleWinBackOfferIds = try reader.strings(field)
-            case .appAccountToken: appAccountToken = try reader.string(field)
-            case .appTransactionId: appTransactionId = try reader.string(field)
-            case .offerPeriod: offerPeriod = try reader.string(field)
-            case .advancedCommerceInfo: advancedCommerceInfo = try AdvancedCommerceInfo(reading: &reader, context: "advancedCommerceInfo")
-            case .commitmentInfo: commitmentInfo = try CommitmentInfo(reading: &reader, context: "commitmentInfo")
-            case .renewalBillingPlanType: renewalBillingPlanType = BillingPlanType(rawValue: try reader.string(field))
-            case .deviceVerification: deviceVerification = try reader.string(field)
-            case .deviceVerificationNonce: deviceVerificationNonce = try reader.string(field)
-            }
-        }
-        self.expirationIntent = expirationIntent
-        self.originalTransactionId = originalTransactionId
-        self.autoRenewProductId = autoRenewProductId
-        self.productId = productId
-        self.autoRenewStatus = autoRenewStatus
-        self.isInBillingRetryPeriod = isInBillingRetryPeriod
-        self.priceIncreaseStatus = priceIncreaseStatus
-        self.gracePeriodExpiresDate = gracePeriodExpiresDate
-        self.offerType = offerType
-        self.offerIdentifier = offerIdentifier
-        self.signedDate = signedDate
-        self.environment = environment
-        self.recentSubscriptionStartDate = recentSubscriptionStartDate
-        self.renewalDate = renewalDate
-        self.currency = currency
-        self.renewalPrice = renewalPrice
-        self.offerDiscountType = offerDiscountType
-        self.eligibleWinBackOfferIds = eligibleWinBackOfferIds
-        self.appAccountToken = appAccountToken
-        self.appTransactionId = appTransactionId
-        self.offerPeriod = offerPeriod
-        self.advancedCommerceInfo = advancedCommerceInfo
-        self.commitmentInfo = commitmentInfo
-        self.renewalBillingPlanType = renewalBillingPlanType
-        self.deviceVerification = deviceVerification
-        self.deviceVerificationNonce = deviceVerificationNonce
-        self.unknownFields = state.unknown
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
+        self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.code(.expirationIntent, expirationIntent)
-        o.string(.originalTransactionId, originalTransactionId)
-        o.string(.autoRenewProductId, autoRenewProductId)
-        o.string(.productId, productId)
-        o.code(.autoRenewStatus, autoRenewStatus)
-        o.bool(.isInBillingRetryPeriod, isInBillingRetryPeriod)
-        o.code(.priceIncreaseStatus, priceIncreaseStatus)
-        o.date(.gracePeriodExpiresDate, gracePeriodExpiresDate)
-        o.code(.offerType, offerType)
-        o.string(.offerIdentifier, offerIdentifier)
-        o.date(.signedDate, signedDate)
-        o.raw(.environment, environment)
-        o.date(.recentSubscriptionStartDate, recentSubscriptionStartDate)
-        o.date(.renewalDate, renewalDate)
-        o.string(.currency, currency)
-        o.int(.renewalPrice, renewalPrice)
-        o.raw(.offerDiscountType, offerDiscountType)
-        o.strings(.eligibleWinBackOfferIds, eligibleWinBackOfferIds)
-        o.string(.appAccountToken, appAccountToken)
-        o.string(.appTransactionId, appTransactionId)
-        o.string(.offerPeriod, offerPeriod)
-        o.object(.advancedCommerceInfo, advancedCommerceInfo?.jsonValue())
-        o.object(.commitmentInfo, commitmentInfo?.jsonValue())
-        o.raw(.renewalBillingPlanType, renewalBillingPlanType)
-        o.string(.deviceVerification, deviceVerification)
-        o.string(.deviceVerificationNonce, deviceVerificationNonce)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: JWSRenewalInfo, rhs: JWSRenewalInfo) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }

@@ -6,89 +6,108 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct JWSTransaction: JWSPayload, Equatable {
+public struct JWSTransaction: JWSPayload, Equatable, FieldsPayload {
     /// The transaction identifier of the original purchase. (`originalTransactionId`)
-    public let originalTransactionId: String?
+    public var originalTransactionId: String? { fields.string(.originalTransactionId) }
     /// The transaction's identifier (a decimal string; Xcode writes `0`). (`transactionId`)
-    public let transactionId: String?
+    public var transactionId: String? { fields.string(.transactionId) }
     /// The identifier of subscription purchase events across devices, renewals included. (`webOrderLineItemId`)
-    public let webOrderLineItemId: String?
+    public var webOrderLineItemId: String? { fields.string(.webOrderLineItemId) }
     /// The app's bundle identifier. (`bundleId`)
-    public let bundleId: String?
+    public var bundleId: String? { fields.string(.bundleId) }
     /// The product identifier set in App Store Connect. (`productId`)
-    public let productId: String?
+    public var productId: String? { fields.string(.productId) }
     /// The subscription group of a subscription. (`subscriptionGroupIdentifier`)
-    public let subscriptionGroupIdentifier: String?
+    public var subscriptionGroupIdentifier: String? { fields.string(.subscriptionGroupIdentifier) }
     /// When the App Store charged the account (renewals included). (`purchaseDate`)
-    public let purchaseDate: JWSDate?
+    public var purchaseDate: JWSDate? { fields.date(.purchaseDate) }
     /// The purchase date of the original transaction (Xcode can write year 1). (`originalPurchaseDate`)
-    public let originalPurchaseDate: JWSDate?
+    public var originalPurchaseDate: JWSDate? { fields.date(.originalPurchaseDate) }
     /// When a subscription expires or renews. (`expiresDate`)
-    public let expiresDate: JWSDate?
+    public var expiresDate: JWSDate? { fields.date(.expiresDate) }
     /// The number of consumables bought. (`quantity`)
-    public let quantity: Int?
+    public var quantity: Int? { fields.int(.quantity) }
     /// The kind of product. (`type`)
-    public let type: ProductType?
+    public var type: ProductType? { fields.raw(.type) }
     /// The UUID the app attached to the purchase, as written. (`appAccountToken`)
-    public let appAccountToken: String?
+    public var appAccountToken: String? { fields.string(.appAccountToken) }
     /// Bought, or shared through Family Sharing. (`inAppOwnershipType`)
-    public let inAppOwnershipType: InAppOwnershipType?
+    public var inAppOwnershipType: InAppOwnershipType? { fields.raw(.inAppOwnershipType) }
     /// When the App Store signed the data. (`signedDate`)
-    public let signedDate: JWSDate?
+    public var signedDate: JWSDate? { fields.date(.signedDate) }
     /// Why Apple refunded or revoked the transaction. (`revocationReason`)
-    public let revocationReason: RevocationReason?
+    public var revocationReason: RevocationReason? { fields.code(.revocationReason) }
     /// When Apple refunded or revoked the transaction. (`revocationDate`)
-    public let revocationDate: JWSDate?
+    public var revocationDate: JWSDate? { fields.date(.revocationDate) }
     /// Whether the customer upgraded to another subscription. (`isUpgraded`)
-    public let isUpgraded: Bool?
+    public var isUpgraded: Bool? { fields.bool(.isUpgraded) }
     /// The kind of offer applied. (`offerType`)
-    public let offerType: OfferType?
+    public var offerType: OfferType? { fields.code(.offerType) }
     /// The offer's identifier or offer code reference name. (`offerIdentifier`)
-    public let offerIdentifier: String?
+    public var offerIdentifier: String? { fields.string(.offerIdentifier) }
     /// The environment (absent in 2021 payloads). (`environment`)
-    public let environment: Environment?
+    public var environment: Environment? { fields.raw(.environment) }
     /// The three-letter code of the storefront's country or region. (`storefront`)
-    public let storefront: String?
+    public var storefront: String? { fields.string(.storefront) }
     /// Apple's identifier of the storefront. (`storefrontId`)
-    public let storefrontId: String?
+    public var storefrontId: String? { fields.string(.storefrontId) }
     /// A purchase or a renewal. (`transactionReason`)
-    public let transactionReason: TransactionReason?
+    public var transactionReason: TransactionReason? { fields.raw(.transactionReason) }
     /// The ISO 4217 currency code of the price. (`currency`)
-    public let currency: String?
+    public var currency: String? { fields.string(.currency) }
     /// The price in milliunits of the currency. (`price`)
-    public let price: Int64?
+    public var price: Int64? { fields.int64(.price) }
     /// The payment mode of the offer. (`offerDiscountType`)
-    public let offerDiscountType: OfferDiscountType?
+    public var offerDiscountType: OfferDiscountType? { fields.raw(.offerDiscountType) }
     /// The identifier of the app download transaction. (`appTransactionId`)
-    public let appTransactionId: String?
+    public var appTransactionId: String? { fields.string(.appTransactionId) }
     /// The duration of the offer (ISO 8601, such as `P1Y`). (`offerPeriod`)
-    public let offerPeriod: String?
+    public var offerPeriod: String? { fields.string(.offerPeriod) }
     /// How the transaction was revoked. (`revocationType`)
-    public let revocationType: RevocationType?
+    public var revocationType: RevocationType? { fields.raw(.revocationType) }
     /// The refunded share in thousandths of a percent (50000 is 50%). (`revocationPercentage`)
-    public let revocationPercentage: Int64?
+    public var revocationPercentage: Int64? { fields.int64(.revocationPercentage) }
     /// Advanced Commerce API details. (`advancedCommerceInfo`)
-    public let advancedCommerceInfo: AdvancedCommerceInfo?
+    public var advancedCommerceInfo: AdvancedCommerceInfo? { fields.object(.advancedCommerceInfo) }
     /// How a subscription with a commitment is billed. (`billingPlanType`)
-    public let billingPlanType: BillingPlanType?
+    public var billingPlanType: BillingPlanType? { fields.raw(.billingPlanType) }
     /// The commitment of a subscription with one. (`commitmentInfo`)
-    public let commitmentInfo: CommitmentInfo?
+    public var commitmentInfo: CommitmentInfo? { fields.object(.commitmentInfo) }
     /// Base64 of the device verification hash (Xcode and StoreKit 2 on device). (`deviceVerification`)
-    public let deviceVerification: String?
+    public var deviceVerification: String? { fields.string(.deviceVerification) }
     /// The nonce of the device verification hash. (`deviceVerificationNonce`)
-    public let deviceVerificationNonce: String?
+    public var deviceVerificationNonce: String? { fields.string(.deviceVerificationNonce) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case originalTransactionId, transactionId, webOrderLineItemId, bundleId, productId, subscriptionGroupIdentifier, purchaseDate,
             originalPurchaseDate, expiresDate, quantity, type, appAccountToken, inAppOwnershipType, signedDate, revocationReason,
             revocationDate, isUpgraded, offerType, offerIdentifier, environment, storefront, storefrontId, transactionReason, currency,
             price, offerDiscountType, appTransactionId, offerPeriod, revocationType, revocationPercentage, advancedCommerceInfo,
             billingPlanType, commitmentInfo, deviceVerification, deviceVerificationNonce
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .originalTransactionId, .transactionId, .webOrderLineItemId, .bundleId, .productId, .subscriptionGroupIdentifier, .type,
+                .appAccountToken, .inAppOwnershipType, .offerIdentifier, .environment, .storefront, .storefrontId, .transactionReason,
+                .currency, .offerDiscountType, .appTransactionId, .offerPeriod, .revocationType, .billingPlanType, .deviceVerification,
+                .deviceVerificationNonce:
+                .string
+            case .purchaseDate, .originalPurchaseDate, .expiresDate, .signedDate, .revocationDate: .date
+            case .quantity: .int
+            case .revocationReason, .offerType, .price, .revocationPercentage: .int64
+            case .isUpgraded: .bool
+            case .advancedCommerceInfo: .object(AdvancedCommerceInfo.self)
+            case .commitmentInfo: .object(CommitmentInfo.self)
+            }
+        }
 
         var name: String {
             switch self {
@@ -190,170 +209,8 @@ public struct JWSTransaction: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try JWSTransaction(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        var originalTransactionId: String?
-        var transactionId: String?
-        var webOrderLineItemId: String?
-        var bundleId: String?
-        var productId: String?
-        var subscriptionGroupIdentifier: String?
-        var purchaseDate: JWSDate?
-        var originalPurchaseDate: JWSDate?
-        var expiresDate: JWSDate?
-        var quantity: Int?
-        var type: ProductType?
-        var appAccountToken: String?
-        var inAppOwnershipType: InAppOwnershipType?
-        var signedDate: JWSDate?
-        var revocationReason: RevocationReason?
-        var revocationDate: JWSDate?
-        var isUpgraded: Bool?
-        var offerType: OfferType?
-        var offerIdentifier: String?
-        var environment: Environment?
-        var storefront: String?
-        var storefrontId: String?
-        var transactionReason: TransactionReason?
-        var currency: String?
-        var price: Int64?
-        var offerDiscountType: OfferDiscountType?
-        var appTransactionId: String?
-        var offerPeriod: String?
-        var revocationType: RevocationType?
-        var revocationPercentage: Int64?
-        var advancedCommerceInfo: AdvancedCommerceInfo?
-        var billingPlanType: BillingPlanType?
-        var commitmentInfo: CommitmentInfo?
-        var deviceVerification: String?
-        var deviceVerificationNonce: String?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .originalTransactionId: originalTransactionId = try reader.string(field)
-            case .transactionId: transactionId = try reader.string(field)
-            case .webOrderLineItemId: webOrderLineItemId = try reader.string(field)
-            case .bundleId: bundleId = try reader.string(field)
-            case .productId: productId = try reader.string(field)
-            case .subscriptionGroupIdentifier: subscriptionGroupIdentifier = try reader.string(field)
-            case .purchaseDate: purchaseDate = try reader.date(field)
-            case .originalPurchaseDate: originalPurchaseDate = try reader.date(field)
-            case .expiresDate: expiresDate = try reader.date(field)
-            case .quantity: quantity = try reader.int(field)
-            case .type: type = ProductType(rawValue: try reader.string(field))
-            case .appAccountToken: appAccountToken = try reader.string(field)
-            case .inAppOwnershipType: inAppOwnershipType = InAppOwnershipType(rawValue: try reader.string(field))
-            case .signedDate: signedDate = try reader.date(field)
-            case .revocationReason: revocationReason = RevocationReason(rawValue: try reader.int64(field))
-            case .revocationDate: revocationDate = try reader.date(field)
-            case .isUpgraded: isUpgraded = try reader.bool(field)
-            case .offerType: offerType = OfferType(rawValue: try reader.int64(field))
-            case .offerIdentifier: offerIdentifier = try reader.string(field)
-            case .environment: environment = Environment(rawValue: try reader.string(field))
-            case .storefront: storefront = try reader.string(field)
-            case .storefrontId: storefrontId = try reader.string(field)
-            case .transactionReason: transactionReason = TransactionReason(rawValue: try reader.string(field))
-            case .currency: currency = try reader.string(field)
-            case .price: price = try reader.int64(field)
-            case .offerDiscountType: offerDiscountType = OfferDiscountType(rawValue: try reader.string(field))
-            case .appTransactionId: appTransactionId = try reader.string(field)
-            case .offerPeriod: offerPeriod = try reader.string(field)
-            case .revocationType: revocationType = RevocationType(rawValue: try reader.string(field))
-            case .revocationPercentage: revocationPercentage = try reader.int64(field)
-            case .advancedCommerceInfo: advancedCommerceInfo = try AdvancedCommerceInfo(reading: &reader, context: "advancedCommerceInfo")
-            case .billingPlanType: billingPlanType = BillingPlanType(rawValue: try reader.string(field))
-            case .commitmentInfo: commitmentInfo = try CommitmentInfo(reading: &reader, context: "commitmentInfo")
-            case .deviceVerification: deviceVerification = try reader.string(field)
-            case .deviceVerificationNonce: deviceVerificationNonce = try reader.string(field)
-            }
-        }
-        self.originalTransactionId = originalTransactionId
-        self.transactionId = transactionId
-        self.webOrderLineItemId = webOrderLineItemId
-        self.bundleId = bundleId
-        self.productId = productId
-        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
-        self.purchaseDate = purchaseDate
-        self.originalPurchaseDate = originalPurchaseDate
-        self.expiresDate = expiresDate
-        self.quantity = quantity
-        self.type = type
-        self.appAccountToken = appAccountToken
-        self.inAppOwnershipType = inAppOwnershipType
-        self.signedDate = signedDate
-        self.revocationReason = revocationReason
-        self.revocationDate = revocationDate
-        self.isUpgraded = isUpgraded
-        self.offerType = offerType
-        self.offerIdentifier = offerIdentifier
-        self.environment = environment
-        self.storefront = storefront
-        self.storefrontId = storefrontId
-        self.transactionReason = transactionReason
-        self.currency = currency
-        self.price = price
-        self.offerDiscountType = offerDiscountType
-        self.appTransactionId = appTransactionId
-        self.offerPeriod = offerPeriod
-        self.revocationType = revocationType
-        self.revocationPercentage = revocationPercentage
-        self.advancedCommerceInfo = advancedCommerceInfo
-        self.billingPlanType = billingPlanType
-        self.commitmentInfo = commitmentInfo
-        self.deviceVerification = deviceVerification
-        self.deviceVerificationNonce = deviceVerificationNonce
-        self.unknownFields = state.unknown
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
+        self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.string(.originalTransactionId, originalTransactionId)
-        o.string(.transactionId, transactionId)
-        o.string(.webOrderLineItemId, webOrderLineItemId)
-        o.string(.bundleId, bundleId)
-        o.string(.productId, productId)
-        o.string(.subscriptionGroupIdentifier, subscriptionGroupIdentifier)
-        o.date(.purchaseDate, purchaseDate)
-        o.date(.originalPurchaseDate, originalPurchaseDate)
-        o.date(.expiresDate, expiresDate)
-        o.int(.quantity, quantity)
-        o.raw(.type, type)
-        o.string(.appAccountToken, appAccountToken)
-        o.raw(.inAppOwnershipType, inAppOwnershipType)
-        o.date(.signedDate, signedDate)
-        o.code(.revocationReason, revocationReason)
-        o.date(.revocationDate, revocationDate)
-        o.bool(.isUpgraded, isUpgraded)
-        o.code(.offerType, offerType)
-        o.string(.offerIdentifier, offerIdentifier)
-        o.raw(.environment, environment)
-        o.string(.storefront, storefront)
-        o.string(.storefrontId, storefrontId)
-        o.raw(.transactionReason, transactionReason)
-        o.string(.currency, currency)
-        o.int(.price, price)
-        o.raw(.offerDiscountType, offerDiscountType)
-        o.string(.appTransactionId, appTransactionId)
-        o.string(.offerPeriod, offerPeriod)
-        o.raw(.revocationType, revocationType)
-        o.int(.revocationPercentage, revocationPercentage)
-        o.object(.advancedCommerceInfo, advancedCommerceInfo?.jsonValue())
-        o.raw(.billingPlanType, billingPlanType)
-        o.object(.commitmentInfo, commitmentInfo?.jsonValue())
-        o.string(.deviceVerification, deviceVerification)
-        o.string(.deviceVerificationNonce, deviceVerificationNonce)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: JWSTransaction, rhs: JWSTransaction) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }

@@ -7,33 +7,47 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct NotificationPayload: JWSPayload, Equatable {
+public struct NotificationPayload: JWSPayload, Equatable, FieldsPayload {
     /// What happened. (`notificationType`)
-    public let notificationType: NotificationType?
+    public var notificationType: NotificationType? { fields.raw(.notificationType) }
     /// Details of what happened. (`subtype`)
-    public let subtype: NotificationSubtype?
+    public var subtype: NotificationSubtype? { fields.raw(.subtype) }
     /// The notification's unique identifier (the same on Apple's retries). (`notificationUUID`)
-    public let notificationUUID: String?
+    public var notificationUUID: String? { fields.string(.notificationUUID) }
     /// The app, environment, and the signed transaction and renewal info. (`data`)
-    public let data: NotificationData?
+    public var data: NotificationData? { fields.object(.data) }
     /// The result of a renewal-date extension for all subscribers. (`summary`)
-    public let summary: NotificationSummary?
+    public var summary: NotificationSummary? { fields.object(.summary) }
     /// An external purchase token. (`externalPurchaseToken`)
-    public let externalPurchaseToken: ExternalPurchaseToken?
+    public var externalPurchaseToken: ExternalPurchaseToken? { fields.object(.externalPurchaseToken) }
     /// The app and its signed app transaction (`RESCIND_CONSENT`). (`appData`)
-    public let appData: AppData?
+    public var appData: AppData? { fields.object(.appData) }
     /// The notification format version (`2.0`). (`version`)
-    public let version: String?
+    public var version: String? { fields.string(.version) }
     /// When the App Store signed the notification (absent in early 2022 notifications). (`signedDate`)
-    public let signedDate: JWSDate?
+    public var signedDate: JWSDate? { fields.date(.signedDate) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case notificationType, subtype, notificationUUID, data, summary, externalPurchaseToken, appData, version, signedDate
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .notificationType, .subtype, .notificationUUID, .version: .string
+            case .data: .object(NotificationData.self)
+            case .summary: .object(NotificationSummary.self)
+            case .externalPurchaseToken: .object(ExternalPurchaseToken.self)
+            case .appData: .object(AppData.self)
+            case .signedDate: .date
+            }
+        }
 
         var name: String {
             switch self {
@@ -71,69 +85,10 @@ public struct NotificationPayload: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try NotificationPayload(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        var notificationType: NotificationType?
-        var subtype: NotificationSubtype?
-        var notificationUUID: String?
-        var data: NotificationData?
-        var summary: NotificationSummary?
-        var externalPurchaseToken: ExternalPurchaseToken?
-        var appData: AppData?
-        var version: String?
-        var signedDate: JWSDate?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .notificationType: notificationType = NotificationType(rawValue: try reader.string(field))
-            case .subtype: subtype = NotificationSubtype(rawValue: try reader.string(field))
-            case .notificationUUID: notificationUUID = try reader.string(field)
-            case .data: data = try NotificationData(reading: &reader, context: "data")
-            case .summary: summary = try NotificationSummary(reading: &reader, context: "summary")
-            case .externalPurchaseToken:
-                externalPurchaseToken = try ExternalPurchaseToken(reading: &reader, context: "externalPurchaseToken")
-            case .appData: appData = try AppData(reading: &reader, context: "appData")
-            case .version: version = try reader.string(field)
-            case .signedDate: signedDate = try reader.date(field)
-            }
-        }
-        self.notificationType = notificationType
-        self.subtype = subtype
-        self.notificationUUID = notificationUUID
-        self.data = data
-        self.summary = summary
-        self.externalPurchaseToken = externalPurchaseToken
-        self.appData = appData
-        self.version = version
-        self.signedDate = signedDate
-        self.unknownFields = state.unknown
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
+        self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.raw(.notificationType, notificationType)
-        o.raw(.subtype, subtype)
-        o.string(.notificationUUID, notificationUUID)
-        o.object(.data, data?.jsonValue())
-        o.object(.summary, summary?.jsonValue())
-        o.object(.externalPurchaseToken, externalPurchaseToken?.jsonValue())
-        o.object(.appData, appData?.jsonValue())
-        o.string(.version, version)
-        o.date(.signedDate, signedDate)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: NotificationPayload, rhs: NotificationPayload) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }
 
 /// The `data` of a notification (Apple's `Data`): the app, the environment and the nested signed
@@ -141,29 +96,39 @@ public struct NotificationPayload: JWSPayload, Equatable {
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct NotificationData: Sendable, Equatable {
+public struct NotificationData: Sendable, Equatable, FieldsObject {
     /// The app's Apple identifier (absent in sandbox and early notifications). (`appAppleId`)
-    public let appAppleId: Int64?
+    public var appAppleId: Int64? { fields.int64(.appAppleId) }
     /// The app's bundle identifier. (`bundleId`)
-    public let bundleId: String?
+    public var bundleId: String? { fields.string(.bundleId) }
     /// The app's build version. (`bundleVersion`)
-    public let bundleVersion: String?
+    public var bundleVersion: String? { fields.string(.bundleVersion) }
     /// The environment of the notification. (`environment`)
-    public let environment: Environment?
+    public var environment: Environment? { fields.raw(.environment) }
     /// The subscription's renewal info, as a token to verify. (`signedRenewalInfo`)
-    public let signedRenewalInfo: NestedJWS<JWSRenewalInfo>?
+    public var signedRenewalInfo: NestedJWS<JWSRenewalInfo>? { fields.nested(.signedRenewalInfo) }
     /// The transaction, as a token to verify. (`signedTransactionInfo`)
-    public let signedTransactionInfo: NestedJWS<JWSTransaction>?
+    public var signedTransactionInfo: NestedJWS<JWSTransaction>? { fields.nested(.signedTransactionInfo) }
     /// The subscription's status. (`status`)
-    public let status: SubscriptionStatus?
+    public var status: SubscriptionStatus? { fields.code(.status) }
     /// Why the customer asked for a refund (`CONSUMPTION_REQUEST`). (`consumptionRequestReason`)
-    public let consumptionRequestReason: ConsumptionRequestReason?
+    public var consumptionRequestReason: ConsumptionRequestReason? { fields.raw(.consumptionRequestReason) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case appAppleId, bundleId, bundleVersion, environment, signedRenewalInfo, signedTransactionInfo, status, consumptionRequestReason
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .appAppleId, .status: .int64
+            case .bundleId, .bundleVersion, .environment, .signedRenewalInfo, .signedTransactionInfo, .consumptionRequestReason: .string
+            }
+        }
 
         var name: String {
             switch self {
@@ -204,90 +169,54 @@ public struct NotificationData: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try NotificationData(reading: &reader, context: "NotificationData")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var appAppleId: Int64?
-        var bundleId: String?
-        var bundleVersion: String?
-        var environment: Environment?
-        var signedRenewalInfo: NestedJWS<JWSRenewalInfo>?
-        var signedTransactionInfo: NestedJWS<JWSTransaction>?
-        var status: SubscriptionStatus?
-        var consumptionRequestReason: ConsumptionRequestReason?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .appAppleId: appAppleId = try reader.int64(field)
-            case .bundleId: bundleId = try reader.string(field)
-            case .bundleVersion: bundleVersion = try reader.string(field)
-            case .environment: environment = Environment(rawValue: try reader.string(field))
-            case .signedRenewalInfo: signedRenewalInfo = try reader.nested(field, JWSRenewalInfo.self)
-            case .signedTransactionInfo: signedTransactionInfo = try reader.nested(field, JWSTransaction.self)
-            case .status: status = SubscriptionStatus(rawValue: try reader.int64(field))
-            case .consumptionRequestReason: consumptionRequestReason = ConsumptionRequestReason(rawValue: try reader.string(field))
-            }
-        }
-        self.appAppleId = appAppleId
-        self.bundleId = bundleId
-        self.bundleVersion = bundleVersion
-        self.environment = environment
-        self.signedRenewalInfo = signedRenewalInfo
-        self.signedTransactionInfo = signedTransactionInfo
-        self.status = status
-        self.consumptionRequestReason = consumptionRequestReason
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.int(.appAppleId, appAppleId)
-        o.string(.bundleId, bundleId)
-        o.string(.bundleVersion, bundleVersion)
-        o.raw(.environment, environment)
-        o.nested(.signedRenewalInfo, signedRenewalInfo)
-        o.nested(.signedTransactionInfo, signedTransactionInfo)
-        o.code(.status, status)
-        o.raw(.consumptionRequestReason, consumptionRequestReason)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: NotificationData, rhs: NotificationData) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `summary` of a `RENEWAL_EXTENSION`/`SUMMARY` notification (Apple's `Summary`).
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct NotificationSummary: Sendable, Equatable {
+public struct NotificationSummary: Sendable, Equatable, FieldsObject {
     /// The environment of the extension request. (`environment`)
-    public let environment: Environment?
+    public var environment: Environment? { fields.raw(.environment) }
     /// The app's Apple identifier. (`appAppleId`)
-    public let appAppleId: Int64?
+    public var appAppleId: Int64? { fields.int64(.appAppleId) }
     /// The app's bundle identifier. (`bundleId`)
-    public let bundleId: String?
+    public var bundleId: String? { fields.string(.bundleId) }
     /// The subscription product that was extended. (`productId`)
-    public let productId: String?
+    public var productId: String? { fields.string(.productId) }
     /// The identifier of the extension request. (`requestIdentifier`)
-    public let requestIdentifier: String?
+    public var requestIdentifier: String? { fields.string(.requestIdentifier) }
     /// The storefronts the request covered. (`storefrontCountryCodes`)
-    public let storefrontCountryCodes: [String]?
+    public var storefrontCountryCodes: [String]? { fields.strings(.storefrontCountryCodes) }
     /// Subscriptions extended. (`succeededCount`)
-    public let succeededCount: Int64?
+    public var succeededCount: Int64? { fields.int64(.succeededCount) }
     /// Subscriptions that could not be extended. (`failedCount`)
-    public let failedCount: Int64?
+    public var failedCount: Int64? { fields.int64(.failedCount) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case environment, appAppleId, bundleId, productId, requestIdentifier, storefrontCountryCodes, succeededCount, failedCount
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .environment, .bundleId, .productId, .requestIdentifier: .string
+            case .appAppleId, .succeededCount, .failedCount: .int64
+            case .storefrontCountryCodes: .strings
+            }
+        }
 
         var name: String {
             switch self {
@@ -327,61 +256,14 @@ public struct NotificationSummary: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try NotificationSummary(reading: &reader, context: "NotificationSummary")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var environment: Environment?
-        var appAppleId: Int64?
-        var bundleId: String?
-        var productId: String?
-        var requestIdentifier: String?
-        var storefrontCountryCodes: [String]?
-        var succeededCount: Int64?
-        var failedCount: Int64?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .environment: environment = Environment(rawValue: try reader.string(field))
-            case .appAppleId: appAppleId = try reader.int64(field)
-            case .bundleId: bundleId = try reader.string(field)
-            case .productId: productId = try reader.string(field)
-            case .requestIdentifier: requestIdentifier = try reader.string(field)
-            case .storefrontCountryCodes: storefrontCountryCodes = try reader.strings(field)
-            case .succeededCount: succeededCount = try reader.int64(field)
-            case .failedCount: failedCount = try reader.int64(field)
-            }
-        }
-        self.environment = environment
-        self.appAppleId = appAppleId
-        self.bundleId = bundleId
-        self.productId = productId
-        self.requestIdentifier = requestIdentifier
-        self.storefrontCountryCodes = storefrontCountryCodes
-        self.succeededCount = succeededCount
-        self.failedCount = failedCount
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.raw(.environment, environment)
-        o.int(.appAppleId, appAppleId)
-        o.string(.bundleId, bundleId)
-        o.string(.productId, productId)
-        o.string(.requestIdentifier, requestIdentifier)
-        o.strings(.storefrontCountryCodes, storefrontCountryCodes)
-        o.int(.succeededCount, succeededCount)
-        o.int(.failedCount, failedCount)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: NotificationSummary, rhs: NotificationSummary) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `externalPurchaseToken` of an `EXTERNAL_PURCHASE_TOKEN` notification. A token whose id starts
@@ -389,26 +271,37 @@ public struct NotificationSummary: Sendable, Equatable {
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct ExternalPurchaseToken: Sendable, Equatable {
+public struct ExternalPurchaseToken: Sendable, Equatable, FieldsObject {
     /// The token's identifier. (`externalPurchaseId`)
-    public let externalPurchaseId: String?
+    public var externalPurchaseId: String? { fields.string(.externalPurchaseId) }
     /// When the token was created. (`tokenCreationDate`)
-    public let tokenCreationDate: JWSDate?
+    public var tokenCreationDate: JWSDate? { fields.date(.tokenCreationDate) }
     /// The app's Apple identifier. (`appAppleId`)
-    public let appAppleId: Int64?
+    public var appAppleId: Int64? { fields.int64(.appAppleId) }
     /// The app's bundle identifier. (`bundleId`)
-    public let bundleId: String?
+    public var bundleId: String? { fields.string(.bundleId) }
     /// The type of a custom link token (`ACQUISITION`, `SERVICES`, …); custom link tokens only.
     /// (`tokenType`)
-    public let tokenType: String?
+    public var tokenType: String? { fields.string(.tokenType) }
     /// When the token expires. (`tokenExpirationDate`)
-    public let tokenExpirationDate: JWSDate?
+    public var tokenExpirationDate: JWSDate? { fields.date(.tokenExpirationDate) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case externalPurchaseId, tokenCreationDate, appAppleId, bundleId, tokenType, tokenExpirationDate
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .externalPurchaseId, .bundleId, .tokenType: .string
+            case .tokenCreationDate, .tokenExpirationDate: .date
+            case .appAppleId: .int64
+            }
+        }
 
         var name: String {
             switch self {
@@ -443,74 +336,45 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try ExternalPurchaseToken(reading: &reader, context: "ExternalPurchaseToken")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var externalPurchaseId: String?
-        var tokenCreationDate: JWSDate?
-        var appAppleId: Int64?
-        var bundleId: String?
-        var tokenType: String?
-        var tokenExpirationDate: JWSDate?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .externalPurchaseId: externalPurchaseId = try reader.string(field)
-            case .tokenCreationDate: tokenCreationDate = try reader.date(field)
-            case .appAppleId: appAppleId = try reader.int64(field)
-            case .bundleId: bundleId = try reader.string(field)
-            case .tokenType: tokenType = try reader.string(field)
-            case .tokenExpirationDate: tokenExpirationDate = try reader.date(field)
-            }
-        }
-        self.externalPurchaseId = externalPurchaseId
-        self.tokenCreationDate = tokenCreationDate
-        self.appAppleId = appAppleId
-        self.bundleId = bundleId
-        self.tokenType = tokenType
-        self.tokenExpirationDate = tokenExpirationDate
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.string(.externalPurchaseId, externalPurchaseId)
-        o.date(.tokenCreationDate, tokenCreationDate)
-        o.int(.appAppleId, appAppleId)
-        o.string(.bundleId, bundleId)
-        o.string(.tokenType, tokenType)
-        o.date(.tokenExpirationDate, tokenExpirationDate)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: ExternalPurchaseToken, rhs: ExternalPurchaseToken) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `appData` of a notification (`RESCIND_CONSENT`): the app and its signed app transaction.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct AppData: Sendable, Equatable {
+public struct AppData: Sendable, Equatable, FieldsObject {
     /// The app's Apple identifier. (`appAppleId`)
-    public let appAppleId: Int64?
+    public var appAppleId: Int64? { fields.int64(.appAppleId) }
     /// The app's bundle identifier. (`bundleId`)
-    public let bundleId: String?
+    public var bundleId: String? { fields.string(.bundleId) }
     /// The environment of the notification. (`environment`)
-    public let environment: Environment?
+    public var environment: Environment? { fields.raw(.environment) }
     /// The app transaction, as a token to verify. (`signedAppTransactionInfo`)
-    public let signedAppTransactionInfo: NestedJWS<AppTransaction>?
+    public var signedAppTransactionInfo: NestedJWS<AppTransaction>? { fields.nested(.signedAppTransactionInfo) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case appAppleId, bundleId, environment, signedAppTransactionInfo
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .appAppleId: .int64
+            case .bundleId, .environment, .signedAppTransactionInfo: .string
+            }
+        }
 
         var name: String {
             switch self {
@@ -539,43 +403,12 @@ public struct AppData: Sendable, Equatable {
 
     /// Decodes the object from JSON text on its own (offsets in errors count from its start).
     public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
-            try AppData(reading: &reader, context: "AppData")
-        }
+        self = try Self.decode(json, limits: limits)
     }
 
-    init(reading reader: inout PayloadReader, context: String) throws(JWSError) {
-        var appAppleId: Int64?
-        var bundleId: String?
-        var environment: Environment?
-        var signedAppTransactionInfo: NestedJWS<AppTransaction>?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .appAppleId: appAppleId = try reader.int64(field)
-            case .bundleId: bundleId = try reader.string(field)
-            case .environment: environment = Environment(rawValue: try reader.string(field))
-            case .signedAppTransactionInfo: signedAppTransactionInfo = try reader.nested(field, AppTransaction.self)
-            }
-        }
-        self.appAppleId = appAppleId
-        self.bundleId = bundleId
-        self.environment = environment
-        self.signedAppTransactionInfo = signedAppTransactionInfo
-        self.unknownFields = state.unknown
-    }
+    init(fields: PayloadFields<Field>) { self.fields = fields }
 
     /// The value as JSON: typed fields under Apple's names in the order above, then
     /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.int(.appAppleId, appAppleId)
-        o.string(.bundleId, bundleId)
-        o.raw(.environment, environment)
-        o.nested(.signedAppTransactionInfo, signedAppTransactionInfo)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: AppData, rhs: AppData) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

@@ -4,29 +4,40 @@ public import JSON
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
 /// fields below, everything else in ``unknownFields``.
-public struct RealtimeRequest: JWSPayload, Equatable {
+public struct RealtimeRequest: JWSPayload, Equatable, FieldsPayload {
     /// The transaction identifier of the original purchase. (`originalTransactionId`)
-    public let originalTransactionId: String?
+    public var originalTransactionId: String? { fields.string(.originalTransactionId) }
     /// The app's Apple identifier. (`appAppleId`)
-    public let appAppleId: Int64?
+    public var appAppleId: Int64? { fields.int64(.appAppleId) }
     /// The product the customer is viewing. (`productId`)
-    public let productId: String?
+    public var productId: String? { fields.string(.productId) }
     /// The customer's locale (such as `en-US`). (`userLocale`)
-    public let userLocale: String?
+    public var userLocale: String? { fields.string(.userLocale) }
     /// The request's identifier. (`requestIdentifier`)
-    public let requestIdentifier: String?
+    public var requestIdentifier: String? { fields.string(.requestIdentifier) }
     /// The environment of the request. (`environment`)
-    public let environment: Environment?
+    public var environment: Environment? { fields.raw(.environment) }
     /// When the App Store signed the request. (`signedDate`)
-    public let signedDate: JWSDate?
+    public var signedDate: JWSDate? { fields.date(.signedDate) }
     /// The members not typed above, in document order: names this version does not know, and
     /// known names whose value is `null`. Re-encoded as they were.
-    public let unknownFields: [(String, JSONValue)]
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    enum Field: Int, PayloadField {
+    /// The typed fields as read; the properties above read them.
+    let fields: PayloadFields<Field>
+
+    enum Field: Int, TypedPayloadField {
         case originalTransactionId, appAppleId, productId, userLocale, requestIdentifier, environment, signedDate
+
+        var kind: PayloadFieldKind {
+            switch self {
+            case .originalTransactionId, .productId, .userLocale, .requestIdentifier, .environment: .string
+            case .appAppleId: .int64
+            case .signedDate: .date
+            }
+        }
 
         var name: String {
             switch self {
@@ -60,58 +71,8 @@ public struct RealtimeRequest: JWSPayload, Equatable {
         }
     }
 
-    /// Decodes the JSON payload; verifies nothing.
-    public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
-        self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            try RealtimeRequest(reading: &reader, context: "payload", jsonPayload: jsonPayload)
-        }
-    }
-
-    init(reading reader: inout PayloadReader, context: String, jsonPayload: [UInt8]) throws(JWSError) {
-        var originalTransactionId: String?
-        var appAppleId: Int64?
-        var productId: String?
-        var userLocale: String?
-        var requestIdentifier: String?
-        var environment: Environment?
-        var signedDate: JWSDate?
-        var state = try reader.beginObject(context, Field.self)
-        while let field = try reader.nextField(&state) {
-            switch field {
-            case .originalTransactionId: originalTransactionId = try reader.string(field)
-            case .appAppleId: appAppleId = try reader.int64(field)
-            case .productId: productId = try reader.string(field)
-            case .userLocale: userLocale = try reader.string(field)
-            case .requestIdentifier: requestIdentifier = try reader.string(field)
-            case .environment: environment = Environment(rawValue: try reader.string(field))
-            case .signedDate: signedDate = try reader.date(field)
-            }
-        }
-        self.originalTransactionId = originalTransactionId
-        self.appAppleId = appAppleId
-        self.productId = productId
-        self.userLocale = userLocale
-        self.requestIdentifier = requestIdentifier
-        self.environment = environment
-        self.signedDate = signedDate
-        self.unknownFields = state.unknown
+    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
+        self.fields = fields
         self.jsonPayload = jsonPayload
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue {
-        var o = ObjectBuilder<Field>()
-        o.string(.originalTransactionId, originalTransactionId)
-        o.int(.appAppleId, appAppleId)
-        o.string(.productId, productId)
-        o.string(.userLocale, userLocale)
-        o.string(.requestIdentifier, requestIdentifier)
-        o.raw(.environment, environment)
-        o.date(.signedDate, signedDate)
-        return o.finish(unknownFields)
-    }
-
-    /// Equal when the JSON values are (same typed fields, same unknown members in order).
-    public static func == (lhs: RealtimeRequest, rhs: RealtimeRequest) -> Bool { lhs.jsonValue() == rhs.jsonValue() }
 }

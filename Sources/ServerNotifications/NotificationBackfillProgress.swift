@@ -66,55 +66,32 @@ extension NotificationStores {
 /// without the tables has no saved progress and no customer history, and code that does not know
 /// them ignores them.
 enum NotificationBackfillSchema {
-    /// The table, in SQLite.
-    static let sqlite = """
-        CREATE TABLE IF NOT EXISTS notification_backfills (
-            scope TEXT NOT NULL,
-            range_start INTEGER NOT NULL,
-            range_end INTEGER NOT NULL,
-            pagination_token TEXT,
-            pages INTEGER NOT NULL,
-            completed INTEGER NOT NULL,
-            updated_date INTEGER NOT NULL,
-            PRIMARY KEY (scope, range_start, range_end)
-        );
-        CREATE TABLE IF NOT EXISTS customer_history (
-            record_key TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            original_transaction_id TEXT NOT NULL,
-            app_account_token TEXT,
-            signed_date INTEGER,
-            signed_payload TEXT NOT NULL,
-            stored_date INTEGER NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS customer_history_by_original_transaction ON customer_history (original_transaction_id);
-        CREATE INDEX IF NOT EXISTS customer_history_by_app_account_token ON customer_history (app_account_token);
-        """
+    /// The tables, in SQLite.
+    static let sqlite = schema(.sqlite)
+    /// The tables, in PostgreSQL.
+    static let postgres = schema(.postgres)
 
-    /// The table, in PostgreSQL.
-    static let postgres = """
-        CREATE TABLE IF NOT EXISTS notification_backfills (
-            scope TEXT NOT NULL,
-            range_start BIGINT NOT NULL,
-            range_end BIGINT NOT NULL,
-            pagination_token TEXT,
-            pages BIGINT NOT NULL,
-            completed BOOLEAN NOT NULL,
-            updated_date BIGINT NOT NULL,
-            PRIMARY KEY (scope, range_start, range_end)
-        );
-        CREATE TABLE IF NOT EXISTS customer_history (
-            record_key TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            original_transaction_id TEXT NOT NULL,
-            app_account_token TEXT,
-            signed_date BIGINT,
-            signed_payload TEXT NOT NULL,
-            stored_date BIGINT NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS customer_history_by_original_transaction ON customer_history (original_transaction_id);
-        CREATE INDEX IF NOT EXISTS customer_history_by_app_account_token ON customer_history (app_account_token);
-        """
+    static func schema(_ dialect: SQLDialect) -> String {
+        let integer = dialect.integer
+        let backfills = SQLDialect.createTable(
+            "notification_backfills",
+            [
+                "scope TEXT NOT NULL", "range_start \(integer) NOT NULL", "range_end \(integer) NOT NULL", "pagination_token TEXT",
+                "pages \(integer) NOT NULL", "completed \(dialect.boolean) NOT NULL", "updated_date \(integer) NOT NULL",
+                "PRIMARY KEY (scope, range_start, range_end)",
+            ])
+        let history = SQLDialect.createTable(
+            "customer_history",
+            [
+                "record_key TEXT PRIMARY KEY", "kind TEXT NOT NULL", "original_transaction_id TEXT NOT NULL", "app_account_token TEXT",
+                "signed_date \(integer)", "signed_payload TEXT NOT NULL", "stored_date \(integer) NOT NULL",
+            ])
+        return backfills + "\n" + history + """
+
+            CREATE INDEX IF NOT EXISTS customer_history_by_original_transaction ON customer_history (original_transaction_id);
+            CREATE INDEX IF NOT EXISTS customer_history_by_app_account_token ON customer_history (app_account_token);
+            """
+    }
 
     static let columns = "scope, range_start, range_end, pagination_token, pages, completed, updated_date"
 

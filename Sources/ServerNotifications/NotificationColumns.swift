@@ -13,6 +13,13 @@ enum NotificationColumns {
     /// `a, b, c, …`.
     static let list = names.joined(separator: ", ")
 
+    /// The insert of a row that keeps the row already stored under its `notification_uuid`, with
+    /// parameters written by `placeholder` (1-based: `?1` for SQLite, `$1` for PostgreSQL).
+    static func insert(placeholder: (Int) -> String) -> String {
+        "INSERT INTO notifications (\(list)) VALUES (" + (1...names.count).map(placeholder).joined(separator: ", ")
+            + ") ON CONFLICT (notification_uuid) DO NOTHING"
+    }
+
     /// The expression rows are ordered by: the signed date, or the received date without one.
     static let orderKey = "COALESCE(signed_date, transaction_signed_date, renewal_signed_date, received_date)"
 

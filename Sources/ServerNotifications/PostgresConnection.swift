@@ -162,6 +162,20 @@ final class PostgresConnection {
         return rows
     }
 
+    /// Runs `statements` in one transaction holding the advisory lock `lockKey` (so that two
+    /// processes changing the schema at once take turns), rolling back when a statement fails.
+    func executeLocked(_ statements: String, lockKey: Int64, deadline: ContinuousClock.Instant) throws(NotificationStoreError) {
+        do throws(NotificationStoreError) {
+            try execute("BEGIN", deadline: deadline)
+            try execute("SELECT pg_advisory_xact_lock(\(lockKey))", deadline: deadline)
+            try execute(statements, deadline: deadline)
+            try execute("COMMIT", deadline: deadline)
+        } catch {
+            if !isBroken { _ = try? execute("ROLLBACK", deadline: deadline) }
+            throw error
+        }
+    }
+
     /// Waits for the socket, or marks the connection timed out and throws.
     private func waitForSocket(events: Int16, until deadline: ContinuousClock.Instant) throws(NotificationStoreError) {
         guard Self.wait(PQsocket(handle), events: events, until: deadline) else {

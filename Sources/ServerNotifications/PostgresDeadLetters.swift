@@ -6,20 +6,7 @@ import Internals
 /// autocommitted statement that also enforces the retention limit, committed durably as
 /// notifications are (the session pins `synchronous_commit=on`). Bodies are `bytea`.
 extension PostgresNotificationStore: DeadLetterStore {
-    static let createDeadLetters = """
-        CREATE TABLE IF NOT EXISTS dead_letters (
-            id BIGSERIAL PRIMARY KEY,
-            received_date BIGINT NOT NULL,
-            source_address TEXT,
-            check_name TEXT NOT NULL,
-            reason TEXT NOT NULL,
-            body BYTEA NOT NULL,
-            body_length BIGINT NOT NULL,
-            retried_date BIGINT,
-            retried_notification_uuid TEXT
-        );
-        CREATE INDEX IF NOT EXISTS dead_letters_by_received_date ON dead_letters (received_date);
-        """
+    static let createDeadLetters = DeadLetterColumns.schema(.postgres)
 
     /// The insert, and the deletion of letters beyond the limits (the new row is not visible to
     /// the deletion, so it keeps `count - 1` older ones).
@@ -34,22 +21,11 @@ extension PostgresNotificationStore: DeadLetterStore {
         SELECT id FROM kept
         """
 
-    static let deadLetterColumns =
-        "id, received_date, source_address, check_name, reason, body, body_length, retried_date, retried_notification_uuid"
-
     /// Creates the table once per process (not for read-only stores).
     private func ensureDeadLetters(deadline: ContinuousClock.Instant) throws(NotificationStoreError) {
         guard !deadLetterSchema.isReady else { return }
         try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
-            do throws(NotificationStoreError) {
-                try connection.execute("BEGIN", deadline: deadline)
-                try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
-                try connection.execute(Self.createDeadLetters, deadline: deadline)
-                try connection.execute("COMMIT", deadline: deadline)
-            } catch {
-                if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
-                throw error
-            }
+            try connection.executeLocked(Self.createDeadLetters, lockKey: Self.schemaLockKey, deadline: deadline)
         }
         deadLetterSchema.markReady()
     }
@@ -74,17 +50,8 @@ extension PostgresNotificationStore: DeadLetterStore {
     /// The letters matching `query`, by id (none when the table does not exist yet).
     public func deadLetters(_ query: DeadLetterQuery) throws(NotificationStoreError) -> [DeadLetter] {
         let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
-        var conditions: [String] = []
-        var parameters: [PostgresParameter] = []
-        if query.pendingOnly { conditions.append("retried_date IS NULL") }
-        if let id = query.id {
-            parameters.append(.literal(String(id)))
-            conditions.append("id = $1")
-        }
-        var sql = "SELECT \(Self.deadLetterColumns) FROM dead_letters"
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        sql += " ORDER BY id"
-        if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
+        let sql = DeadLetterColumns.select(query, placeholder: "$1")
+        let parameters: [PostgresParameter] = query.id.map { [.literal(String($0))] } ?? []
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) -> PostgresRows? in
             guard try connection.execute("SELECT to_regclass('dead_letters') IS NOT NULL", deadline: deadline).scalar == "t" else {
                 return nil

@@ -62,42 +62,15 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     static let schemaLockKey: Int64 = 0x524D_5374_6F72_65
 
     /// Schema version 1; ``NotificationSchemaMigration`` then brings it to ``schemaVersion``.
-    static let createSchema = """
-        CREATE TABLE IF NOT EXISTS notifications (
-            id BIGSERIAL PRIMARY KEY,
-            notification_uuid TEXT NOT NULL UNIQUE,
-            notification_type TEXT,
-            subtype TEXT,
-            signed_date BIGINT,
-            received_date BIGINT NOT NULL,
-            bundle_id TEXT,
-            environment TEXT,
-            app_apple_id BIGINT,
-            transaction_id TEXT,
-            original_transaction_id TEXT,
-            product_id TEXT,
-            purchase_date BIGINT,
-            expires_date BIGINT,
-            revocation_date BIGINT,
-            transaction_signed_date BIGINT,
-            auto_renew_status BIGINT,
-            is_in_billing_retry_period BOOLEAN,
-            grace_period_expires_date BIGINT,
-            renewal_signed_date BIGINT,
-            signed_payload TEXT NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS notifications_by_original_transaction ON notifications (original_transaction_id);
-        CREATE INDEX IF NOT EXISTS notifications_by_type ON notifications (notification_type);
-        CREATE TABLE IF NOT EXISTS notification_store_health (id INTEGER PRIMARY KEY, checked_at BIGINT NOT NULL);
-        CREATE TABLE IF NOT EXISTS notification_store_schema (version INTEGER NOT NULL);
-        INSERT INTO notification_store_schema (version)
-            SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM notification_store_schema);
-        """
+    static let createSchema =
+        NotificationColumns.version1Schema(.postgres) + """
 
-    static let insert =
-        "INSERT INTO notifications (\(NotificationColumns.list)) VALUES ("
-        + (1...NotificationColumns.names.count).map { "$\($0)" }.joined(separator: ", ")
-        + ") ON CONFLICT (notification_uuid) DO NOTHING RETURNING id"
+            CREATE TABLE IF NOT EXISTS notification_store_schema (version INTEGER NOT NULL);
+            INSERT INTO notification_store_schema (version)
+                SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM notification_store_schema);
+            """
+
+    static let insert = NotificationColumns.insert { "$\($0)" } + " RETURNING id"
 
     static let healthWrite =
         "INSERT INTO notification_store_health (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = EXCLUDED.checked_at"
@@ -166,15 +139,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         }
         if existing == nil, options.create, !options.readOnly {
             try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
-                do throws(NotificationStoreError) {
-                    try connection.execute("BEGIN", deadline: deadline)
-                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
-                    try connection.execute(Self.createSchema, deadline: deadline)
-                    try connection.execute("COMMIT", deadline: deadline)
-                } catch {
-                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
-                    throw error
-                }
+                try connection.executeLocked(Self.createSchema, lockKey: Self.schemaLockKey, deadline: deadline)
             }
         }
         func readVersion() throws(NotificationStoreError) -> String? {
@@ -190,15 +155,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
         for (from, statements) in [("1", NotificationSchemaMigration.postgres), ("2", CompactPayloadMigration.postgres)]
         where version == from && options.create && !options.readOnly {
             try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
-                do throws(NotificationStoreError) {
-                    try connection.execute("BEGIN", deadline: deadline)
-                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
-                    try connection.execute(statements, deadline: deadline)
-                    try connection.execute("COMMIT", deadline: deadline)
-                } catch {
-                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
-                    throw error
-                }
+                try connection.executeLocked(statements, lockKey: Self.schemaLockKey, deadline: deadline)
             }
             version = try readVersion()
         }
@@ -211,15 +168,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
             // NotificationBackfillSchema: its own step, under the schema's lock (two instances
             // creating one table at once would otherwise collide in PostgreSQL's catalog).
             try pool.withConnection(deadline: deadline, connect: connect) { (connection) throws(NotificationStoreError) in
-                do throws(NotificationStoreError) {
-                    try connection.execute("BEGIN", deadline: deadline)
-                    try connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", deadline: deadline)
-                    try connection.execute(NotificationBackfillSchema.postgres, deadline: deadline)
-                    try connection.execute("COMMIT", deadline: deadline)
-                } catch {
-                    if !connection.isBroken { _ = try? connection.execute("ROLLBACK", deadline: deadline) }
-                    throw error
-                }
+                try connection.executeLocked(NotificationBackfillSchema.postgres, lockKey: Self.schemaLockKey, deadline: deadline)
             }
         }
     }
@@ -309,13 +258,8 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
 
     /// The rows matching `query`, in signed-date order, then by `notificationUUID` (byte order).
     public func notifications(_ query: NotificationQuery) throws(NotificationStoreError) -> [StoredNotification] {
-        let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid COLLATE \"C\"") { "$\($0)" }
-        try NotificationColumns.check(parameters, isRow: false)
-        let sql = "SELECT \(NotificationColumns.list) FROM notifications" + filter
         let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
-        let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
-            try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
-        }
+        let result = try select(query, deadline: deadline)
         var rows: [NotificationColumns.ReadRow] = []
         rows.reserveCapacity(result.rows.count)
         for values in result.rows {
@@ -375,14 +319,21 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     /// uses the indexes.
     /// - Throws: ``NotificationStoreError`` when the query fails.
     public func queryPlan(_ query: NotificationQuery) throws(NotificationStoreError) -> String {
+        try select(query, explain: true, deadline: ContinuousClock.now.advanced(by: options.operationTimeout)).rows.compactMap {
+            $0.first ?? nil
+        }.joined(separator: "\n")
+    }
+
+    /// Runs the SELECT of the rows matching `query` (its `EXPLAIN` with `explain`) by `deadline`.
+    private func select(_ query: NotificationQuery, explain: Bool = false, deadline: ContinuousClock.Instant) throws(NotificationStoreError)
+        -> PostgresRows
+    {
         let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid COLLATE \"C\"") { "$\($0)" }
         try NotificationColumns.check(parameters, isRow: false)
-        let sql = "EXPLAIN SELECT \(NotificationColumns.list) FROM notifications" + filter
-        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
-        let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
+        let sql = (explain ? "EXPLAIN " : "") + "SELECT \(NotificationColumns.list) FROM notifications" + filter
+        return try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
         }
-        return result.rows.compactMap { $0.first ?? nil }.joined(separator: "\n")
     }
 
     /// The server's count of WAL syncs to disk (`pg_stat_wal.wal_sync`, PostgreSQL 14 and later),

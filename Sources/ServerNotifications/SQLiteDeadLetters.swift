@@ -48,14 +48,7 @@ extension SQLiteNotificationStore: DeadLetterStore {
             guard try connection.scalarText("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'dead_letters'") != nil else {
                 return []
             }
-            var conditions: [String] = []
-            if query.pendingOnly { conditions.append("retried_date IS NULL") }
-            if query.id != nil { conditions.append("id = ?1") }
-            var sql = "SELECT \(SQLiteDeadLetterFile.columns) FROM dead_letters"
-            if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-            sql += " ORDER BY id"
-            if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
-            let statement = try connection.statement(sql)
+            let statement = try connection.statement(DeadLetterColumns.select(query, placeholder: "?1"))
             defer { statement.reset() }
             if let id = query.id { try statement.bind(1, id) }
             var letters: [DeadLetter] = []
@@ -109,23 +102,7 @@ final class SQLiteDeadLetterFile: @unchecked Sendable {
     private var hasSchema = false
     private var isClosed = false
 
-    static let createSchema = """
-        CREATE TABLE IF NOT EXISTS dead_letters (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            received_date INTEGER NOT NULL,
-            source_address TEXT,
-            check_name TEXT NOT NULL,
-            reason TEXT NOT NULL,
-            body BLOB NOT NULL,
-            body_length INTEGER NOT NULL,
-            retried_date INTEGER,
-            retried_notification_uuid TEXT
-        );
-        CREATE INDEX IF NOT EXISTS dead_letters_by_received_date ON dead_letters (received_date);
-        """
-
-    static let columns =
-        "id, received_date, source_address, check_name, reason, body, body_length, retried_date, retried_notification_uuid"
+    static let createSchema = DeadLetterColumns.schema(.sqlite)
 
     static let insert =
         "INSERT INTO dead_letters (received_date, source_address, check_name, reason, body, body_length) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"

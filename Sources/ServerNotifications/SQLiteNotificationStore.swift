@@ -69,39 +69,9 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
     /// ``CompactPayloadMigration``).
     static let schemaVersion = 3
 
-    static let createSchema = """
-        CREATE TABLE IF NOT EXISTS notifications (
-            id INTEGER PRIMARY KEY,
-            notification_uuid TEXT NOT NULL UNIQUE,
-            notification_type TEXT,
-            subtype TEXT,
-            signed_date INTEGER,
-            received_date INTEGER NOT NULL,
-            bundle_id TEXT,
-            environment TEXT,
-            app_apple_id INTEGER,
-            transaction_id TEXT,
-            original_transaction_id TEXT,
-            product_id TEXT,
-            purchase_date INTEGER,
-            expires_date INTEGER,
-            revocation_date INTEGER,
-            transaction_signed_date INTEGER,
-            auto_renew_status INTEGER,
-            is_in_billing_retry_period INTEGER,
-            grace_period_expires_date INTEGER,
-            renewal_signed_date INTEGER,
-            signed_payload TEXT NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS notifications_by_original_transaction ON notifications (original_transaction_id);
-        CREATE INDEX IF NOT EXISTS notifications_by_type ON notifications (notification_type);
-        CREATE TABLE IF NOT EXISTS notification_store_health (id INTEGER PRIMARY KEY, checked_at INTEGER NOT NULL);
-        """
+    static let createSchema = NotificationColumns.version1Schema(.sqlite)
 
-    static let insert =
-        "INSERT INTO notifications (\(NotificationColumns.list)) VALUES ("
-        + (1...NotificationColumns.names.count).map { "?\($0)" }.joined(separator: ", ")
-        + ") ON CONFLICT (notification_uuid) DO NOTHING"
+    static let insert = NotificationColumns.insert { "?\($0)" }
 
     static let insertCertificate =
         "INSERT INTO notification_certificates (digest, der) VALUES (?1, ?2) ON CONFLICT (digest) DO NOTHING"

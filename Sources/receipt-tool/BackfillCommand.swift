@@ -86,12 +86,7 @@ enum BackfillCommand {
         let since = try NotificationsCommand.date(sinceText, option: "--since")
         let limits = try limits(args)
         let client = try APICommand.makeClient(args)
-        let store: any NotificationStore
-        do throws(NotificationStoreError) {
-            store = try NotificationStores.open(location, options: NotificationStoreOptions(create: true))
-        } catch {
-            throw ToolFailure("cannot open the notification store \(NotificationStores.displayed(location)): \(error.reason)")
-        }
+        let store = try NotificationsCommand.open(location, options: NotificationStoreOptions(create: true))
         defer { store.close() }
         guard let progress = NotificationStores.backfillProgress(of: store) else {
             throw ToolFailure("the store \(NotificationStores.displayed(location)) keeps no backfill progress")

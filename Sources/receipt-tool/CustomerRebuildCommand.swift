@@ -22,12 +22,7 @@ enum CustomerRebuildCommand {
     static func run(
         original: String, client: AppStoreServerAPIClient, location: String, json: Bool
     ) throws -> Int32 {
-        let store: any NotificationStore
-        do throws(NotificationStoreError) {
-            store = try NotificationStores.open(location, options: NotificationStoreOptions(create: true))
-        } catch {
-            throw ToolFailure("cannot open the notification store \(NotificationStores.displayed(location)): \(error.reason)")
-        }
+        let store = try NotificationsCommand.open(location, options: NotificationStoreOptions(create: true))
         defer { store.close() }
         guard let history = NotificationStores.customerHistory(of: store) else {
             throw ToolFailure("the store \(NotificationStores.displayed(location)) keeps no customer history")

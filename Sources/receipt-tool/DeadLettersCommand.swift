@@ -76,12 +76,7 @@ enum DeadLettersCommand {
     static func open(_ location: String, options: NotificationStoreOptions) throws(ToolFailure) -> (
         any NotificationStore, any DeadLetterStore
     ) {
-        let store: any NotificationStore
-        do throws(NotificationStoreError) {
-            store = try NotificationStores.open(location, options: options)
-        } catch {
-            throw ToolFailure("cannot open the notification store \(NotificationStores.displayed(location)): \(error.reason)")
-        }
+        let store = try NotificationsCommand.open(location, options: options)
         guard let letters = NotificationStores.deadLetters(of: store) else {
             throw ToolFailure("the store \(NotificationStores.displayed(location)) keeps no dead letters")
         }

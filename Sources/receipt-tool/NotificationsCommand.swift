@@ -89,9 +89,10 @@ enum NotificationsCommand {
         }
     }
 
-    static func open(_ location: String) throws(ToolFailure) -> any NotificationStore {
+    /// Opens the store at `location` (read-only unless `options` say otherwise), or fails naming it.
+    static func open(_ location: String, options: NotificationStoreOptions = .reading) throws(ToolFailure) -> any NotificationStore {
         do throws(NotificationStoreError) {
-            return try NotificationStores.open(location, options: .reading)
+            return try NotificationStores.open(location, options: options)
         } catch {
             throw ToolFailure("cannot open the notification store \(NotificationStores.displayed(location)): \(error.reason)")
         }

@@ -15,10 +15,10 @@ public import Foundation
 /// Thread safety: every call takes a lock shared by all persistors of this process on the same
 /// path, and reads the file afresh. Different processes writing the same file are not
 /// coordinated.
-public final class DefaultsTransactionPersistor: TransactionLedger {
+public final class DefaultsTransactionPersistor: LedgerFileBacked {
     /// The JSON file.
     public let fileURL: URL
-    private let file: LedgerFile
+    let file: LedgerFile
 
     /// Creates a persistor over `fileURL` (created at the first write; its directory must exist).
     public init(fileURL: URL) {
@@ -29,24 +29,4 @@ public final class DefaultsTransactionPersistor: TransactionLedger {
             try LedgerJSON.encoder().encode(contents)
         }
     }
-
-    /// Adds an unconsumed record of `transaction` and rewrites the file, unless a record with the
-    /// same transaction identifier is already there (a restore or a redelivery counts once).
-    /// Throws `PersistenceError` when the file cannot be read, decoded or written.
-    public func persist(_ transaction: PaymentTransaction) throws { try file.persist(transaction) }
-    /// Marks the oldest unconsumed record of the product consumed and rewrites the file. Returns
-    /// `false`, changing nothing, when every record is consumed or there is none.
-    public func consume(productIdentifier: String) throws -> Bool { try file.consume(productIdentifier: productIdentifier) }
-    /// The number of unconsumed records of the product. Reads the file afresh.
-    public func count(productIdentifier: String) throws -> Int { try file.count(productIdentifier: productIdentifier) }
-    /// Whether the product has any record, consumed or not (RMStore's meaning of "purchased").
-    public func isPurchased(productIdentifier: String) throws -> Bool { try file.isPurchased(productIdentifier: productIdentifier) }
-    /// Every product with at least one record, consumed or not.
-    public func purchasedProductIdentifiers() throws -> Set<String> { try file.purchasedProductIdentifiers() }
-    /// The product's records in the order they were persisted; empty for an unknown product.
-    public func transactions(forProduct productIdentifier: String) throws -> [TransactionRecord] {
-        try file.transactions(forProduct: productIdentifier)
-    }
-    /// Deletes the file and with it every record. A file that does not exist is not an error.
-    public func removeAll() throws { try file.removeFile() }
 }

@@ -21,10 +21,10 @@ import Internals
 /// The tag proves integrity, not secrecy: the payload stays readable.
 ///
 /// Thread safety: as `DefaultsTransactionPersistor` (a per-path lock, a fresh read per call).
-public final class SecureTransactionPersistor: TransactionLedger {
+public final class SecureTransactionPersistor: LedgerFileBacked {
     /// The file.
     public let fileURL: URL
-    private let file: LedgerFile
+    let file: LedgerFile
 
     static let header = Array("RMSTORE-SECURE-LEDGER 1\n".utf8)
 
@@ -39,26 +39,6 @@ public final class SecureTransactionPersistor: TransactionLedger {
             SecureTransactionPersistor.seal(try LedgerJSON.encoder().encode(contents), key: key)
         }
     }
-
-    /// Adds an unconsumed record of `transaction` and rewrites the file, unless a record with the
-    /// same transaction identifier is already there (a restore or a redelivery counts once).
-    /// Throws `PersistenceError` when the file cannot be read or written or its tag does not match.
-    public func persist(_ transaction: PaymentTransaction) throws { try file.persist(transaction) }
-    /// Marks the oldest unconsumed record of the product consumed and rewrites the file. Returns
-    /// `false`, changing nothing, when every record is consumed or there is none.
-    public func consume(productIdentifier: String) throws -> Bool { try file.consume(productIdentifier: productIdentifier) }
-    /// The number of unconsumed records of the product. Reads the file afresh and checks its tag.
-    public func count(productIdentifier: String) throws -> Int { try file.count(productIdentifier: productIdentifier) }
-    /// Whether the product has any record, consumed or not (RMStore's meaning of "purchased").
-    public func isPurchased(productIdentifier: String) throws -> Bool { try file.isPurchased(productIdentifier: productIdentifier) }
-    /// Every product with at least one record, consumed or not.
-    public func purchasedProductIdentifiers() throws -> Set<String> { try file.purchasedProductIdentifiers() }
-    /// The product's records in the order they were persisted; empty for an unknown product.
-    public func transactions(forProduct productIdentifier: String) throws -> [TransactionRecord] {
-        try file.transactions(forProduct: productIdentifier)
-    }
-    /// Deletes the file and with it every record. A file that does not exist is not an error.
-    public func removeAll() throws { try file.removeFile() }
 
     static func seal(_ payload: Data, key: [UInt8]) -> Data {
         let tag = HMACSHA256.authenticationCode(for: header + Array(payload), key: key)
