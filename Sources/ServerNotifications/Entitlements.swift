@@ -199,7 +199,7 @@ extension NotificationStore {
     public func entitlements(appAccountToken: String, map: EntitlementMap, at date: Date) throws(NotificationStoreError)
         -> [EntitlementAnswer]
     {
-        let rows = try notifications(NotificationQuery(appAccountToken: appAccountToken))
+        let rows = try notifications(NotificationQuery(appAccountToken: appAccountToken, includesSignedPayload: false))
         let history = try customerHistoryRows(
             originalTransactionIds: rows.compactMap(\.originalTransactionId), appAccountToken: appAccountToken)
         return map.answers(notifications: rows + history, at: date)
@@ -210,7 +210,7 @@ extension NotificationStore {
     public func entitlements(originalTransactionId: String, map: EntitlementMap, at date: Date) throws(NotificationStoreError)
         -> [EntitlementAnswer]
     {
-        let rows = try notifications(NotificationQuery(originalTransactionId: originalTransactionId))
+        let rows = try notifications(NotificationQuery(originalTransactionId: originalTransactionId, includesSignedPayload: false))
         let history = try customerHistoryRows(originalTransactionIds: [originalTransactionId], appAccountToken: nil)
         return map.answers(notifications: rows + history, at: date)
     }

@@ -13,6 +13,20 @@ enum NotificationColumns {
     /// `a, b, c, …`.
     static let list = names.joined(separator: ", ")
 
+    /// The columns a SELECT reads for `query`: ``list``, or, for a query that does not want the
+    /// signed payloads, the same with an empty `signed_payload` and no compact form (nothing
+    /// fetched or rebuilt).
+    static func selected(_ query: NotificationQuery) -> String {
+        guard !query.includesSignedPayload else { return list }
+        return names.map { name in
+            switch name {
+            case "signed_payload": "'' AS signed_payload"
+            case "payload_format", "payload_body", "payload_sha256": "NULL AS \(name)"
+            default: name
+            }
+        }.joined(separator: ", ")
+    }
+
     /// The insert of a row that keeps the row already stored under its `notification_uuid`, with
     /// parameters written by `placeholder` (1-based: `?1` for SQLite, `$1` for PostgreSQL).
     static func insert(placeholder: (Int) -> String) -> String {

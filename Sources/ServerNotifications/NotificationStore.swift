@@ -42,7 +42,7 @@ extension NotificationStore {
     /// The subscription state derived from every notification of `originalTransactionId` signed at
     /// or before `date` (see ``SubscriptionState``); `nil` when the store has none.
     public func subscriptionState(originalTransactionId: String, at date: Date) throws(NotificationStoreError) -> SubscriptionState? {
-        let rows = try notifications(NotificationQuery(originalTransactionId: originalTransactionId))
+        let rows = try notifications(NotificationQuery(originalTransactionId: originalTransactionId, includesSignedPayload: false))
         return SubscriptionState(originalTransactionId: originalTransactionId, notifications: rows, at: date)
     }
 }
@@ -76,12 +76,18 @@ public struct NotificationQuery: Sendable, Hashable {
     /// (compared as ``StoredNotification/accountToken(_:)`` writes it), so that a subscription's
     /// notifications without a transaction come with it. Indexed, as `originalTransactionId` is.
     public var appAccountToken: String?
+    /// Whether rows come with their ``StoredNotification/signedPayload`` (the default). A query
+    /// that needs only the columns (entitlements, subscription state) says `false`: its rows'
+    /// `signedPayload` is empty and a compact row is not rebuilt, which is most of what reading a
+    /// row costs. A store may return the payloads anyway.
+    public var includesSignedPayload: Bool
 
     /// Creates a query.
     public init(
         notificationType: String? = nil, originalTransactionId: String? = nil, signedSince: Int64? = nil, notificationUUID: String? = nil,
-        limit: Int? = nil, transactionId: String? = nil, appAccountToken: String? = nil
+        limit: Int? = nil, transactionId: String? = nil, appAccountToken: String? = nil, includesSignedPayload: Bool = true
     ) {
+        self.includesSignedPayload = includesSignedPayload
         self.notificationType = notificationType
         self.originalTransactionId = originalTransactionId
         self.signedSince = signedSince

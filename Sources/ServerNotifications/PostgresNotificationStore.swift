@@ -330,7 +330,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     {
         let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid COLLATE \"C\"") { "$\($0)" }
         try NotificationColumns.check(parameters, isRow: false)
-        let sql = (explain ? "EXPLAIN " : "") + "SELECT \(NotificationColumns.list) FROM notifications" + filter
+        let sql = (explain ? "EXPLAIN " : "") + "SELECT \(NotificationColumns.selected(query)) FROM notifications" + filter
         return try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(sql, parameters.map(Self.parameter), deadline: deadline)
         }

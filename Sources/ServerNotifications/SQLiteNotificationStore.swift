@@ -245,7 +245,7 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
     public func notifications(_ query: NotificationQuery) throws(NotificationStoreError) -> [StoredNotification] {
         let (filter, parameters) = NotificationColumns.filter(query, uuidOrder: "notification_uuid") { "?\($0)" }
         try NotificationColumns.check(parameters, isRow: false)
-        let sql = "SELECT \(NotificationColumns.list) FROM notifications" + filter
+        let sql = "SELECT \(NotificationColumns.selected(query)) FROM notifications" + filter
         readLock.lock()
         defer { readLock.unlock() }
         condition.lock()

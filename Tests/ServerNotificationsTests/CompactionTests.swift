@@ -75,6 +75,19 @@ import Testing
         for (name, token) in tokens {
             #expect(Array(byUUID[name]?.utf8 ?? "".utf8) == Array(token.utf8), "\(name) does not come back byte for byte")
         }
+        // Without payloads (what entitlements and subscription state ask): the same rows and
+        // columns, every signedPayload empty.
+        var columnsOnly = NotificationQuery.all
+        columnsOnly.includesSignedPayload = false
+        let bare = try store.notifications(columnsOnly)
+        #expect(bare.map(\.notificationUUID) == rows.map(\.notificationUUID))
+        #expect(bare.allSatisfy { $0.signedPayload.isEmpty })
+        func withoutPayload(_ row: StoredNotification) -> StoredNotification {
+            var copy = row
+            copy.signedPayload = ""
+            return copy
+        }
+        #expect(bare == rows.map(withoutPayload))
     }
 
     @Test(.enabled(if: hasSQLite3)) func everyRealTokenComesBackFromSQLiteByteForByteAndIsStoredCompact() throws {
