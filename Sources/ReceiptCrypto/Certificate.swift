@@ -101,7 +101,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The own reader's fields, for a certificate made with ``init(deferringOpenSSL:)``.
-    var fields: CertificateFields? { source.fields }
+    package var fields: CertificateFields? { source.fields }
 
     /// Parses exactly one PEM `CERTIFICATE` block (text around the block is ignored).
     ///

@@ -100,7 +100,7 @@ enum ChainFastPath {
         }
         let issuerName = der[link.fields.issuer]
         let subjectName = issuer.derEncoded[issuerFields.subject]
-        if bytesEqual(subjectName, issuerName) { return link.fields.authorityKeyIDHasIssuer ? .byOpenSSLOnly : .exactly }
+        if bytesEqual(subjectName, issuerName) { return .exactly }
         return canonicallyEqual(subjectName, issuerName) ? .byOpenSSLOnly : .no
     }
 
@@ -184,7 +184,7 @@ enum ChainFastPath {
     private static func anchorIsSound(_ anchor: Link) -> Bool {
         let der = anchor.certificate.derEncoded
         let fields = anchor.fields
-        guard bytesEqual(der[fields.subject], der[fields.issuer]), !fields.authorityKeyIDHasIssuer,
+        guard bytesEqual(der[fields.subject], der[fields.issuer]),
             let key = try? anchor.certificate.publicKey
         else { return false }
         if let authority = fields.authorityKeyID, let subject = fields.subjectKeyID, !bytesEqual(der[authority], der[subject]) {
