@@ -33,6 +33,11 @@ package enum OwnReaderDifferential {
         guard consumed == der.count else { return "d2i_X509 reads \(consumed) of the \(der.count) bytes the own reader accepts" }
         if let disagreement = fieldDisagreement(x509, fields, der) { return disagreement }
         if let disagreement = extensionDisagreement(x509, fields, der) { return disagreement }
+        if NameDifference.certain(der[fields.subject], der[fields.issuer]),
+            X509_NAME_cmp(X509_get_subject_name(x509), X509_get_issuer_name(x509)) == 0
+        {
+            return "NameDifference finds subject and issuer different, X509_NAME_cmp equal"
+        }
         // Last: re-encoding marks OpenSSL's TBSCertificate as modified.
         guard encodeDER({ i2d_re_X509_tbs(x509, $0) }) == Array(der[fields.tbs]) else {
             return "OpenSSL re-encodes the TBSCertificate differently"
@@ -125,6 +130,30 @@ package enum OwnReaderDifferential {
             return "OpenSSL reads an authorityKeyIdentifier issuer or serial the own reader refuses"
         }
         return nil
+    }
+
+    /// A disagreement between ``NameDifference/certain(_:_:)`` and OpenSSL's `X509_NAME_cmp` on
+    /// two DER Names, or nil: whenever the former finds them certainly different, OpenSSL reads
+    /// both and finds them different.
+    package static func nameDisagreement(_ lhs: [UInt8], _ rhs: [UInt8]) -> String? {
+        guard NameDifference.certain(lhs[...], rhs[...]) else { return nil }
+        OpenSSLErrorQueue.clear()
+        defer { OpenSSLErrorQueue.clear() }
+        func name(_ der: [UInt8]) -> OpaquePointer? {
+            der.withUnsafeBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return nil }
+                var cursor: UnsafePointer<UInt8>? = base
+                return d2i_X509_NAME(nil, &cursor, buffer.count)
+            }
+        }
+        let left = name(lhs)
+        let right = name(rhs)
+        defer {
+            if let left { X509_NAME_free(left) }
+            if let right { X509_NAME_free(right) }
+        }
+        guard let left, let right else { return "d2i_X509_NAME rejects a name NameDifference reads" }
+        return X509_NAME_cmp(left, right) == 0 ? "NameDifference finds the names different, X509_NAME_cmp equal" : nil
     }
 
     /// A disagreement between ``PublicKeyImport/key(subjectPublicKeyInfo:)`` and OpenSSL's

@@ -245,7 +245,7 @@ package struct CertificateFields: Sendable {
     }
 
     /// A Name: a SEQUENCE of non-empty SETs of `SEQUENCE { OID, string }` whose strings are of the
-    /// types OpenSSL reads and can convert to UTF-8.
+    /// types OpenSSL reads in names and can convert to UTF-8.
     private static func validName(_ name: ASN1RawReader, _ buffer: UnsafeRawBufferPointer) throws(ASN1Error) -> Bool {
         var name = name
         while !name.isAtEnd {
@@ -256,20 +256,42 @@ package struct CertificateFields: Sendable {
                 guard try validOID(buffer, attribute.readContent(tag: 0x06)) else { return false }
                 let value = try attribute.readElement()
                 try attribute.finish()
-                guard let tag = value.identifier.shortFormByte else { return false }
-                let length = value.contentLength
-                switch tag {
-                case 0x13, 0x14, 0x16, 0x1A, 0x12: break  // Printable, T61, IA5, Visible, Numeric
-                case 0x0C:  // UTF8String
-                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[value.contentStart..<value.contentEnd])
-                    guard String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil else { return false }
-                case 0x1E: guard length % 2 == 0 else { return false }  // BMPString
-                case 0x1C: guard length % 4 == 0 else { return false }  // UniversalString
-                default: return false
-                }
+                guard let tag = value.identifier.shortFormByte,
+                    validNameValue(tag, UnsafeRawBufferPointer(rebasing: buffer[value.contentStart..<value.contentEnd]))
+                else { return false }
             }
         }
         return true
+    }
+
+    /// Whether `der` is a Name this reader accepts (``NameDifference`` decides only about those).
+    static func validName(_ der: ArraySlice<UInt8>) -> Bool {
+        der.withUnsafeBytes { buffer in
+            var top = ASN1RawReader(buffer: buffer, rules: .der, maximumDepth: 8)
+            guard let name = try? top.readElement(.sequence), (try? top.finish()) != nil, let children = try? top.children(of: name) else {
+                return false
+            }
+            return (try? validName(children, buffer)) == true
+        }
+    }
+
+    /// A name attribute's value of a string type OpenSSL's name reader takes (`ASN1_PRINTABLE`:
+    /// not VisibleString) and can convert to UTF-8, as its canonical form needs.
+    private static func validNameValue(_ tag: UInt8, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        func isScalar(_ value: UInt32) -> Bool { value <= 0x10_FFFF && !(0xD800...0xDFFF).contains(value) }
+        switch tag {
+        case 0x12, 0x13, 0x14, 0x16: return true  // Numeric, Printable, T61, IA5
+        case 0x0C: return String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil  // UTF8String
+        case 0x1E:  // BMPString: UTF-16 code units, no surrogates
+            guard bytes.count % 2 == 0 else { return false }
+            return stride(from: 0, to: bytes.count, by: 2).allSatisfy { isScalar(UInt32(bytes[$0]) << 8 | UInt32(bytes[$0 + 1])) }
+        case 0x1C:  // UniversalString: UCS-4 code points
+            guard bytes.count % 4 == 0 else { return false }
+            return stride(from: 0, to: bytes.count, by: 4).allSatisfy {
+                isScalar(UInt32(bytes[$0]) << 24 | UInt32(bytes[$0 + 1]) << 16 | UInt32(bytes[$0 + 2]) << 8 | UInt32(bytes[$0 + 3]))
+            }
+        default: return false
+        }
     }
 
     /// A UTCTime `YYMMDDHHMMSSZ` or GeneralizedTime `YYYYMMDDHHMMSSZ`, as POSIX seconds.

@@ -104,8 +104,10 @@ enum ChainFastPath {
         return canonicallyEqual(subjectName, issuerName) ? .byOpenSSLOnly : .no
     }
 
-    /// OpenSSL's comparison of two names (`X509_NAME_cmp` of their canonical encodings).
+    /// OpenSSL's comparison of two names (`X509_NAME_cmp` of their canonical encodings), asked
+    /// only when ``NameDifference`` cannot already tell that they differ.
     private static func canonicallyEqual(_ lhs: ArraySlice<UInt8>, _ rhs: ArraySlice<UInt8>) -> Bool {
+        if NameDifference.certain(lhs, rhs) { return false }
         func name(_ der: ArraySlice<UInt8>) -> OpaquePointer? {
             withNonNullBytes(der) { base, count in
                 var cursor: UnsafePointer<UInt8>? = base

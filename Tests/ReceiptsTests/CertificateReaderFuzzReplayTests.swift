@@ -116,3 +116,96 @@ import Testing
         #expect(found > 0)
     }
 }
+
+/// `NameDifference` (chain validation's fast path's shortcut before `X509_NAME_cmp`) never finds
+/// names different that OpenSSL finds equal, on seeded pairs of names that differ by case, white
+/// space, string type, value, attribute type or RDN structure.
+@Suite struct NameDifferenceTests {
+    static let types: [[UInt8]] = [[0x55, 0x04, 0x03], [0x55, 0x04, 0x0A], [0x55, 0x04, 0x0B], [0x55, 0x04, 0x06]]
+    static let values = ["Apple Root CA", "apple root ca", "  APPLE   Root CA ", "Apple\tRoot\nCA", "Apple Root CB", "US", "us", "", " "]
+    static let tags: [UInt8] = [0x0C, 0x13, 0x14, 0x16, 0x1A, 0x12, 0x1E]
+
+    struct Attribute {
+        var type: [UInt8]
+        var tag: UInt8
+        var value: String
+    }
+
+    static func element(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+        let length: [UInt8] =
+            content.count < 0x80
+            ? [UInt8(content.count)]
+            : content.count < 0x100 ? [0x81, UInt8(content.count)] : [0x82, UInt8(content.count >> 8), UInt8(content.count & 0xFF)]
+        return [tag] + length + content
+    }
+
+    static func encode(_ rdns: [[Attribute]]) -> [UInt8] {
+        element(
+            0x30,
+            rdns.flatMap { rdn in
+                element(
+                    0x31,
+                    rdn.flatMap { attribute in
+                        let bytes =
+                            attribute.tag == 0x1E
+                            ? attribute.value.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] } : Array(attribute.value.utf8)
+                        return element(0x30, element(0x06, attribute.type) + element(attribute.tag, bytes))
+                    })
+            })
+    }
+
+    static func randomAttribute(_ random: inout SplitMix64) -> Attribute {
+        Attribute(
+            type: types.randomElement(using: &random) ?? [], tag: tags.randomElement(using: &random) ?? 0x0C,
+            value: values.randomElement(using: &random) ?? "")
+    }
+
+    /// `rdns` changed in one way.
+    static func variant(_ rdns: [[Attribute]], _ random: inout SplitMix64) -> [[Attribute]] {
+        var result = rdns
+        let index = Int.random(in: 0..<result.count, using: &random)
+        let inner = Int.random(in: 0..<result[index].count, using: &random)
+        switch Int.random(in: 0..<6, using: &random) {
+        case 0: result[index][inner].value = result[index][inner].value.uppercased()
+        case 1: result[index][inner].value = " " + result[index][inner].value.replacingOccurrences(of: " ", with: " \t ") + "  "
+        case 2: result[index][inner].tag = tags.randomElement(using: &random) ?? 0x13
+        case 3: result[index][inner].value = values.randomElement(using: &random) ?? ""
+        case 4: result[index][inner].type = types.randomElement(using: &random) ?? []
+        default:
+            if Bool.random(using: &random) {
+                result[index].append(randomAttribute(&random))
+            } else {
+                result.append([randomAttribute(&random)])
+            }
+        }
+        return result
+    }
+
+    @Test func neverContradictsOpenSSL() {
+        var random = SplitMix64(seed: 26)
+        var certain = 0
+        var uncertainOrEqual = 0
+        for round in 0..<3_000 {
+            let rdns = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                (0..<(Int.random(in: 0..<8, using: &random) == 0 ? 2 : 1)).map { _ in Self.randomAttribute(&random) }
+            }
+            let lhs = Self.encode(rdns)
+            let rhs = Self.encode(Self.variant(rdns, &random))
+            let disagreement = OwnReaderDifferential.nameDisagreement(lhs, rhs)
+            #expect(disagreement == nil, "pair \(round): \(disagreement ?? "") \(Hex.encode(lhs)) \(Hex.encode(rhs))")
+            if NameDifference.certain(lhs[...], rhs[...]) { certain += 1 } else { uncertainOrEqual += 1 }
+        }
+        // Both answers are exercised: the shortcut decides most pairs, OpenSSL the rest.
+        #expect(certain >= 500 && uncertainOrEqual >= 500, "certain \(certain), left to OpenSSL \(uncertainOrEqual)")
+    }
+
+    @Test func caseAndWhiteSpaceAreLeftToOpenSSL() {
+        let name = Self.encode([[Attribute(type: [0x55, 0x04, 0x03], tag: 0x13, value: "Apple Root CA")]])
+        let folded = Self.encode([[Attribute(type: [0x55, 0x04, 0x03], tag: 0x0C, value: " apple  ROOT\tca ")]])
+        let other = Self.encode([[Attribute(type: [0x55, 0x04, 0x03], tag: 0x13, value: "Apple Root CB")]])
+        #expect(!NameDifference.certain(name[...], folded[...]))
+        #expect(NameDifference.certain(name[...], other[...]))
+        #expect(
+            NameDifference.certain(name[...], Self.encode([[Attribute(type: [0x55, 0x04, 0x0A], tag: 0x13, value: "Apple Root CA")]])[...]))
+    }
+}
