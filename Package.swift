@@ -135,7 +135,7 @@ let package = Package(
 
         // Not a product: OpenSSL's own ways (RMStore's d2i_PKCS7 + ASN1_get_object walk, PKCS7_verify,
         // PKCS7_sign) for the tests and Benchmarks to compare against. The only module besides
-        // ReceiptCrypto that imports COpenSSL; used only by tests and Benchmarks, linked by no product.
+        // ReceiptCrypto that imports COpenSSL; used only by tests, Benchmarks and the fuzz targets, linked by no product.
         .target(name: "CryptoBaselines", dependencies: ["COpenSSL", "ReceiptCrypto"], swiftSettings: swiftSettings),
         // Not a product: C yardsticks for the Benchmarks (a zero-allocation TLV walker over a DER
         // receipt, the cold receipt and JWS chain floors over libcrypto), the least work a task
@@ -152,7 +152,9 @@ let package = Package(
         // Fuzz targets as plain functions (also replayed by the tests), and the libFuzzer driver.
         .target(
             name: "FuzzTargets",
-            dependencies: ["JWS", "JSON", "HTTPServer", "Internals", "ASN1", "ReceiptCrypto", "Receipts", "ReceiptVerification"],
+            dependencies: [
+                "JWS", "JSON", "HTTPServer", "Internals", "ASN1", "CryptoBaselines", "ReceiptCrypto", "Receipts", "ReceiptVerification",
+            ],
             path: "Fuzz/FuzzTargets",
             swiftSettings: swiftSettings),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver", swiftSettings: swiftSettings),
@@ -199,7 +201,10 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: swiftSettings),
         .testTarget(name: "JWSTests", dependencies: ["Internals", "JSON", "JWS", "ReceiptCrypto"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ReceiptsTests", dependencies: ["JSON", "ASN1", "FuzzTargets", "Internals", "ReceiptSigning", "Receipts", "TestSupport"],
+            name: "ReceiptsTests",
+            dependencies: [
+                "JSON", "ASN1", "CryptoBaselines", "FuzzTargets", "Internals", "ReceiptCrypto", "ReceiptSigning", "Receipts", "TestSupport",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptCryptoTests", dependencies: ["ASN1", "Internals", "ReceiptCrypto", "TestSupport"], swiftSettings: swiftSettings),

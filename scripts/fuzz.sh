@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets="asn1-der asn1-ber envelope payload detect verify plist legacy-verify jws jws-verify http"
+targets="asn1-der asn1-ber envelope payload detect verify plist legacy-verify jws jws-verify http certificate public-key"
 # Targets that need the verification modules are added by the FuzzTargets module itself;
 # ask the driver for the authoritative list when it is built.
 if [ "${1:-}" = "--list" ]; then

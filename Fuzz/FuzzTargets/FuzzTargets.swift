@@ -36,6 +36,8 @@ public enum FuzzTargets {
         Target(name: "jws", run: jws),
         Target(name: "jws-verify", run: JWSVerifyFuzz.run),
         Target(name: "http", run: HTTPRequestFuzz.run),
+        Target(name: "certificate", run: CertificateReaderFuzz.certificate),
+        Target(name: "public-key", run: CertificateReaderFuzz.publicKey),
     ]
 
     /// The target called `name`, if there is one.

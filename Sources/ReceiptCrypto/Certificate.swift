@@ -79,14 +79,17 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// Parses one DER-encoded certificate with the package's own reader (``CertificateFields``),
     /// leaving OpenSSL's parser for when something needs the `X509` (most verifications never
     /// do: ``TrustStore`` validates such certificates without it when it can). Bytes the reader
-    /// does not accept are parsed by OpenSSL at once, with the errors of ``init(derEncoded:)``.
+    /// does not accept are parsed by OpenSSL at once, with the errors of ``init(derEncoded:)``;
+    /// ``CryptoError/Code/operationFailed`` if OpenSSL could not allocate the empty `X509` that
+    /// stands in, should `d2i_X509` later fail, for a certificate every validation then refuses.
     package init(deferringOpenSSL derEncoded: [UInt8]) throws(CryptoError) {
         guard let fields = CertificateFields.parse(derEncoded) else {
             try self.init(derEncoded: derEncoded)
             return
         }
+        guard let empty = X509Source.empty else { throw .plain(.operationFailed, "OpenSSL could not allocate an X509") }
         self.init(
-            source: X509Source(fields: fields), derEncoded: derEncoded,
+            source: X509Source(fields: fields, fallback: empty), derEncoded: derEncoded,
             notBefore: Date(timeIntervalSince1970: TimeInterval(fields.notBefore)),
             notAfter: Date(timeIntervalSince1970: TimeInterval(fields.notAfter)),
             extensionOIDs: fields.extensions.compactMap { try? ASN1ObjectIdentifier(validatingContent: derEncoded[$0.oid]) })
@@ -101,7 +104,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The own reader's fields, for a certificate made with ``init(deferringOpenSSL:)``.
-    var fields: CertificateFields? { source.fields }
+    package var fields: CertificateFields? { source.fields }
 
     /// Parses exactly one PEM `CERTIFICATE` block (text around the block is ignored).
     ///

@@ -12,57 +12,59 @@ import Internals
 ///
 /// The reader is strict: DER lengths, X.509 version 3, no unique identifiers, a non-negative
 /// serial, names made of the string types OpenSSL reads, validity times in the one form RFC 5280
-/// and OpenSSL's `X509_cmp_time` accept (`YYMMDDHHMMSSZ` / `YYYYMMDDHHMMSSZ`), no duplicated
-/// extension, and well-formed basicConstraints, keyUsage, subject and authority key identifiers
-/// and extended key usage. Anything else is refused (``parse(_:)`` returns nil) and the caller
-/// keeps OpenSSL's parser.
-struct CertificateFields: Sendable {
+/// and OpenSSL's `X509_cmp_time` accept (`YYMMDDHHMMSSZ` / `YYYYMMDDHHMMSSZ`), every OBJECT
+/// IDENTIFIER encoded as OpenSSL accepts it, both signature AlgorithmIdentifiers with parameters
+/// absent or NULL, a SubjectPublicKeyInfo of the shape OpenSSL reads, no duplicated extension,
+/// and well-formed basicConstraints, keyUsage (unused bits zero), subject and authority key
+/// identifiers (a key identifier only) and extended key usage. Anything else is refused (``parse(_:)`` returns nil) and
+/// the caller keeps OpenSSL's parser. The `certificate` fuzz target checks that whatever this
+/// reader accepts, `d2i_X509` accepts and reads the same way (CryptoBaselines'
+/// `OwnReaderDifferential`).
+package struct CertificateFields: Sendable {
     /// One extension, as positions in the certificate's bytes.
-    struct Extension: Sendable {
+    package struct Extension: Sendable {
         /// The content of the extnID OBJECT IDENTIFIER.
-        var oid: Range<Int>
-        var critical: Bool
+        package var oid: Range<Int>
+        package var critical: Bool
         /// The content of the extnValue OCTET STRING.
-        var value: Range<Int>
+        package var value: Range<Int>
     }
 
     /// The whole TBSCertificate element (the bytes the issuer signed).
-    var tbs: Range<Int>
+    package var tbs: Range<Int>
     /// The TBSCertificate's `signature` AlgorithmIdentifier element.
-    var innerAlgorithm: Range<Int>
+    package var innerAlgorithm: Range<Int>
     /// The outer `signatureAlgorithm` AlgorithmIdentifier element.
-    var outerAlgorithm: Range<Int>
+    package var outerAlgorithm: Range<Int>
     /// The content of the outer algorithm's OID.
-    var algorithmOID: Range<Int>
+    package var algorithmOID: Range<Int>
     /// The algorithm's parameters element, if any.
-    var algorithmParameters: Range<Int>?
+    package var algorithmParameters: Range<Int>?
     /// The signature BIT STRING's bits (after the unused-bits octet, which must be 0).
-    var signature: Range<Int>
+    package var signature: Range<Int>
     /// The serial INTEGER's content.
-    var serial: Range<Int>
+    package var serial: Range<Int>
     /// The issuer and subject Name elements.
-    var issuer: Range<Int>
-    var subject: Range<Int>
+    package var issuer: Range<Int>
+    package var subject: Range<Int>
     /// notBefore and notAfter in POSIX seconds.
-    var notBefore: Int64
-    var notAfter: Int64
+    package var notBefore: Int64
+    package var notAfter: Int64
     /// The SubjectPublicKeyInfo element.
-    var subjectPublicKeyInfo: Range<Int>
-    var extensions: [Extension]
+    package var subjectPublicKeyInfo: Range<Int>
+    package var extensions: [Extension]
     /// basicConstraints: present, cA, pathLenConstraint.
-    var hasBasicConstraints = false
-    var isCA = false
-    var pathLength: Int?
+    package var hasBasicConstraints = false
+    package var isCA = false
+    package var pathLength: Int?
     /// keyUsage, when present.
-    var keyUsage: KeyUsage?
+    package var keyUsage: KeyUsage?
     /// subjectKeyIdentifier's and authorityKeyIdentifier's keyIdentifier contents.
-    var subjectKeyID: Range<Int>?
-    var authorityKeyID: Range<Int>?
-    /// Whether authorityKeyIdentifier names an issuer or serial (not read here).
-    var authorityKeyIDHasIssuer = false
+    package var subjectKeyID: Range<Int>?
+    package var authorityKeyID: Range<Int>?
 
     /// Reads `der`, or nil when it is not a certificate this reader accepts.
-    static func parse(_ der: [UInt8]) -> CertificateFields? {
+    package static func parse(_ der: [UInt8]) -> CertificateFields? {
         der.withUnsafeBytes { buffer in try? read(buffer) }
     }
 
@@ -86,6 +88,7 @@ struct CertificateFields: Sendable {
         let serial = try tbs.readContent(tag: 0x02)
         guard let firstSerial = serial.first.map({ buffer[$0] }), firstSerial & 0x80 == 0 else { return nil }
         let inner = try tbs.readElement(.sequence)
+        guard try algorithm(tbs.children(of: inner), buffer) != nil else { return nil }
         let issuer = try tbs.readElement(.sequence)
         guard try validName(tbs.children(of: issuer), buffer) else { return nil }
         var validity = try tbs.readConstructed(.sequence)
@@ -94,13 +97,11 @@ struct CertificateFields: Sendable {
         let subject = try tbs.readElement(.sequence)
         guard try validName(tbs.children(of: subject), buffer) else { return nil }
         let spki = try tbs.readElement(.sequence)
+        guard try validSubjectPublicKeyInfo(tbs.children(of: spki), buffer) else { return nil }
         guard let extensionsElement = try tbs.readOptionalElement(.contextSpecific(3, constructed: true)) else { return nil }
         try tbs.finish()
 
-        var outerReader = try certificate.children(of: outer)
-        let algorithmOID = try outerReader.readContent(tag: 0x06)
-        let parameters = outerReader.isAtEnd ? nil : try outerReader.readElement()
-        try outerReader.finish()
+        guard let (algorithmOID, parameters) = try algorithm(certificate.children(of: outer), buffer) else { return nil }
 
         var fields = CertificateFields(
             tbs: tbsElement.start..<tbsElement.end, innerAlgorithm: inner.start..<inner.end, outerAlgorithm: outer.start..<outer.end,
@@ -114,6 +115,7 @@ struct CertificateFields: Sendable {
         while !list.isAtEnd {
             var item = try list.readConstructed(.sequence)
             let oid = try item.readContent(tag: 0x06)
+            guard validOID(buffer, oid) else { return nil }
             var critical = false
             if let flag = try item.readOptionalElement(.boolean) {
                 // DER: DEFAULT FALSE is never written, TRUE is 0xFF.
@@ -160,9 +162,8 @@ struct CertificateFields: Sendable {
         } else if Self.isX509Extension(buffer, oid, 15) {
             let bits = try reader.readContent(tag: 0x03)
             try reader.finish()
-            guard let unused = bits.first.map({ buffer[$0] }), unused <= 7, bits.count > 1 || unused == 0, bits.count <= 3 else {
-                return false
-            }
+            // Unused bits set would be usages only this reader saw (keyCertSign, say).
+            guard Self.validBitString(buffer, bits), bits.count <= 3 else { return false }
             var usage: UInt16 = 0
             for bit in 0..<9 {
                 let index = bits.lowerBound + 1 + bit / 8
@@ -178,22 +179,73 @@ struct CertificateFields: Sendable {
             if let keyID = try identifier.readOptionalElement(.contextSpecific(0, constructed: false)) {
                 authorityKeyID = keyID.contentStart..<keyID.contentEnd
             }
-            while !identifier.isAtEnd {
-                let element = try identifier.readElement()
-                guard element.identifier.tagClass == .contextSpecific, [1, 2].contains(element.identifier.tagNumber) else { return false }
-                authorityKeyIDHasIssuer = true
-            }
+            // An authorityCertIssuer or authorityCertSerialNumber is left to OpenSSL, which decodes
+            // (and matches) them; this reader does not.
+            guard identifier.isAtEnd else { return false }
         } else if Self.isX509Extension(buffer, oid, 37) {
             var purposes = try reader.readConstructed(.sequence)
             try reader.finish()
             guard !purposes.isAtEnd else { return false }
-            while !purposes.isAtEnd { _ = try purposes.readContent(tag: 0x06) }
+            while !purposes.isAtEnd { guard try Self.validOID(buffer, purposes.readContent(tag: 0x06)) else { return false } }
+        }
+        return true
+    }
+
+    /// An AlgorithmIdentifier as OpenSSL reads one, with parameters absent or NULL (the only forms
+    /// of the algorithms chain validation's fast path verifies): its OID's content and its
+    /// parameters element, or nil.
+    private static func algorithm(
+        _ reader: ASN1RawReader, _ buffer: UnsafeRawBufferPointer
+    ) throws(ASN1Error) -> (oid: Range<Int>, parameters: ASN1RawElement?)? {
+        var reader = reader
+        let oid = try reader.readContent(tag: 0x06)
+        guard validOID(buffer, oid) else { return nil }
+        let parameters = try reader.readOptionalElement(.null)
+        try reader.finish()
+        if let parameters, parameters.contentLength != 0 { return nil }
+        return (oid, parameters)
+    }
+
+    /// `SubjectPublicKeyInfo ::= SEQUENCE { SEQUENCE { OID, parameters }, BIT STRING }` as OpenSSL
+    /// reads it, with parameters absent, NULL or a named curve's OID (the key itself is decoded by
+    /// ``PublicKeyImport`` or OpenSSL when needed).
+    private static func validSubjectPublicKeyInfo(_ reader: ASN1RawReader, _ buffer: UnsafeRawBufferPointer) throws(ASN1Error) -> Bool {
+        var info = reader
+        var algorithm = try info.readConstructed(.sequence)
+        let bits = try info.readContent(tag: 0x03)
+        try info.finish()
+        guard try validOID(buffer, algorithm.readContent(tag: 0x06)) else { return false }
+        if let curve = try algorithm.readOptionalElement(.objectIdentifier) {
+            guard validOID(buffer, curve.contentStart..<curve.contentEnd) else { return false }
+        } else if let null = try algorithm.readOptionalElement(.null) {
+            guard null.contentLength == 0 else { return false }
+        }
+        try algorithm.finish()
+        return validBitString(buffer, bits)
+    }
+
+    /// A DER BIT STRING's content: the unused-bits octet at most 7, 0 when no bits follow, and the
+    /// unused bits zero (OpenSSL masks them off, so bits set there would read differently).
+    private static func validBitString(_ buffer: UnsafeRawBufferPointer, _ content: Range<Int>) -> Bool {
+        guard let unused = content.first.map({ buffer[$0] }), unused <= 7, content.count > 1 || unused == 0 else { return false }
+        return buffer[content.upperBound - 1] & UInt8((1 << UInt16(unused)) - 1) == 0
+    }
+
+    /// An OBJECT IDENTIFIER's content as OpenSSL accepts it (X.690 8.19.2): not empty, the last
+    /// octet ends a subidentifier, and no subidentifier starts with 0x80.
+    private static func validOID(_ buffer: UnsafeRawBufferPointer, _ content: Range<Int>) -> Bool {
+        guard let last = content.last, buffer[last] & 0x80 == 0 else { return false }
+        var startsSubidentifier = true
+        for index in content {
+            let byte = buffer[index]
+            if startsSubidentifier && byte == 0x80 { return false }
+            startsSubidentifier = byte & 0x80 == 0
         }
         return true
     }
 
     /// A Name: a SEQUENCE of non-empty SETs of `SEQUENCE { OID, string }` whose strings are of the
-    /// types OpenSSL reads and can convert to UTF-8.
+    /// types OpenSSL reads in names and can convert to UTF-8.
     private static func validName(_ name: ASN1RawReader, _ buffer: UnsafeRawBufferPointer) throws(ASN1Error) -> Bool {
         var name = name
         while !name.isAtEnd {
@@ -201,23 +253,45 @@ struct CertificateFields: Sendable {
             guard !set.isAtEnd else { return false }
             while !set.isAtEnd {
                 var attribute = try set.readConstructed(.sequence)
-                _ = try attribute.readContent(tag: 0x06)
+                guard try validOID(buffer, attribute.readContent(tag: 0x06)) else { return false }
                 let value = try attribute.readElement()
                 try attribute.finish()
-                guard let tag = value.identifier.shortFormByte else { return false }
-                let length = value.contentLength
-                switch tag {
-                case 0x13, 0x14, 0x16, 0x1A, 0x12: break  // Printable, T61, IA5, Visible, Numeric
-                case 0x0C:  // UTF8String
-                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[value.contentStart..<value.contentEnd])
-                    guard String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil else { return false }
-                case 0x1E: guard length % 2 == 0 else { return false }  // BMPString
-                case 0x1C: guard length % 4 == 0 else { return false }  // UniversalString
-                default: return false
-                }
+                guard let tag = value.identifier.shortFormByte,
+                    validNameValue(tag, UnsafeRawBufferPointer(rebasing: buffer[value.contentStart..<value.contentEnd]))
+                else { return false }
             }
         }
         return true
+    }
+
+    /// Whether `der` is a Name this reader accepts (``NameDifference`` decides only about those).
+    static func validName(_ der: ArraySlice<UInt8>) -> Bool {
+        der.withUnsafeBytes { buffer in
+            var top = ASN1RawReader(buffer: buffer, rules: .der, maximumDepth: 8)
+            guard let name = try? top.readElement(.sequence), (try? top.finish()) != nil, let children = try? top.children(of: name) else {
+                return false
+            }
+            return (try? validName(children, buffer)) == true
+        }
+    }
+
+    /// A name attribute's value of a string type OpenSSL's name reader takes (`ASN1_PRINTABLE`:
+    /// not VisibleString) and can convert to UTF-8, as its canonical form needs.
+    private static func validNameValue(_ tag: UInt8, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        func isScalar(_ value: UInt32) -> Bool { value <= 0x10_FFFF && !(0xD800...0xDFFF).contains(value) }
+        switch tag {
+        case 0x12, 0x13, 0x14, 0x16: return true  // Numeric, Printable, T61, IA5
+        case 0x0C: return String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil  // UTF8String
+        case 0x1E:  // BMPString: UTF-16 code units, no surrogates
+            guard bytes.count % 2 == 0 else { return false }
+            return stride(from: 0, to: bytes.count, by: 2).allSatisfy { isScalar(UInt32(bytes[$0]) << 8 | UInt32(bytes[$0 + 1])) }
+        case 0x1C:  // UniversalString: UCS-4 code points
+            guard bytes.count % 4 == 0 else { return false }
+            return stride(from: 0, to: bytes.count, by: 4).allSatisfy {
+                isScalar(UInt32(bytes[$0]) << 24 | UInt32(bytes[$0 + 1]) << 16 | UInt32(bytes[$0 + 2]) << 8 | UInt32(bytes[$0 + 3]))
+            }
+        default: return false
+        }
     }
 
     /// A UTCTime `YYMMDDHHMMSSZ` or GeneralizedTime `YYYYMMDDHHMMSSZ`, as POSIX seconds.

@@ -100,12 +100,14 @@ enum ChainFastPath {
         }
         let issuerName = der[link.fields.issuer]
         let subjectName = issuer.derEncoded[issuerFields.subject]
-        if bytesEqual(subjectName, issuerName) { return link.fields.authorityKeyIDHasIssuer ? .byOpenSSLOnly : .exactly }
+        if bytesEqual(subjectName, issuerName) { return .exactly }
         return canonicallyEqual(subjectName, issuerName) ? .byOpenSSLOnly : .no
     }
 
-    /// OpenSSL's comparison of two names (`X509_NAME_cmp` of their canonical encodings).
+    /// OpenSSL's comparison of two names (`X509_NAME_cmp` of their canonical encodings), asked
+    /// only when ``NameDifference`` cannot already tell that they differ.
     private static func canonicallyEqual(_ lhs: ArraySlice<UInt8>, _ rhs: ArraySlice<UInt8>) -> Bool {
+        if NameDifference.certain(lhs, rhs) { return false }
         func name(_ der: ArraySlice<UInt8>) -> OpaquePointer? {
             withNonNullBytes(der) { base, count in
                 var cursor: UnsafePointer<UInt8>? = base
@@ -184,7 +186,7 @@ enum ChainFastPath {
     private static func anchorIsSound(_ anchor: Link) -> Bool {
         let der = anchor.certificate.derEncoded
         let fields = anchor.fields
-        guard bytesEqual(der[fields.subject], der[fields.issuer]), !fields.authorityKeyIDHasIssuer,
+        guard bytesEqual(der[fields.subject], der[fields.issuer]),
             let key = try? anchor.certificate.publicKey
         else { return false }
         if let authority = fields.authorityKeyID, let subject = fields.subjectKeyID, !bytesEqual(der[authority], der[subject]) {

@@ -73,6 +73,10 @@ public struct PublicKey: Sendable, Hashable, CustomStringConvertible {
     /// The DER-encoded SubjectPublicKeyInfo.
     public let derEncoded: [UInt8]
 
+    /// The OpenSSL `EVP_PKEY` behind this value, for CryptoBaselines' comparisons with OpenSSL. It
+    /// stays valid while this value (or a copy) is alive; callers must not free or modify it.
+    package var evpKey: OpaquePointer { handle.pointer }
+
     /// Parses a DER SubjectPublicKeyInfo.
     /// - Throws: ``CryptoError/Code/emptyInput``, ``CryptoError/Code/malformedInput`` or
     ///   ``CryptoError/Code/trailingBytes``.

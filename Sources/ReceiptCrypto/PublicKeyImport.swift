@@ -8,7 +8,7 @@ internal import COpenSSL
 ///
 /// OpenSSL 3.0's `d2i_PUBKEY` and `d2i_X509` set up an `OSSL_DECODER_CTX` per key, which costs
 /// several times the import; this path costs what the C floor (`jws-chain-floor`) pays.
-enum PublicKeyImport {
+package enum PublicKeyImport {
     private static let ecPublicKey: [UInt8] = [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]
     private static let curves: [(oid: [UInt8], name: String, width: Int)] = [
         ([0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07], "P-256", 32),
@@ -19,7 +19,7 @@ enum PublicKeyImport {
 
     /// The key of `spki` (a DER SubjectPublicKeyInfo), or nil when it is not one of the forms
     /// above or OpenSSL refuses the parameters.
-    static func key(subjectPublicKeyInfo spki: ArraySlice<UInt8>) -> PublicKey? {
+    package static func key(subjectPublicKeyInfo spki: ArraySlice<UInt8>) -> PublicKey? {
         let der = Array(spki)
         let key: OpaquePointer? = der.withUnsafeBytes { buffer in
             guard let parts = try? split(buffer) else { return nil }
@@ -75,13 +75,15 @@ enum PublicKeyImport {
 
     private static func ecKey(group: String, point: UnsafeRawBufferPointer) -> OpaquePointer? {
         guard let base = point.baseAddress else { return nil }
-        return group.withCString { name in
-            let parameters = [
-                OSSL_PARAM_construct_utf8_string("group", UnsafeMutablePointer(mutating: name), 0),
-                OSSL_PARAM_construct_octet_string("pub", UnsafeMutableRawPointer(mutating: base), point.count),
-                OSSL_PARAM_construct_end(),
-            ]
-            return fromData("EC", parameters)
+        return withKeys("group", "pub") { groupKey, pubKey in
+            group.withCString { name in
+                let parameters = [
+                    OSSL_PARAM_construct_utf8_string(groupKey, UnsafeMutablePointer(mutating: name), 0),
+                    OSSL_PARAM_construct_octet_string(pubKey, UnsafeMutableRawPointer(mutating: base), point.count),
+                    OSSL_PARAM_construct_end(),
+                ]
+                return fromData("EC", parameters)
+            }
         }
     }
 
@@ -93,25 +95,42 @@ enum PublicKeyImport {
         let modulus = try key.readContent(tag: 0x02)
         let exponent = try key.readContent(tag: 0x02)
         try key.finish()
-        // OSSL_PARAM integers are native-endian: the big-endian magnitudes, reversed.
+        // OSSL_PARAM integers are native-endian: the big-endian magnitudes, reversed. DER
+        // integers only (no padding octet that is not needed), so that OpenSSL writes the key
+        // back as exactly these bytes.
         func littleEndian(_ range: Range<Int>) -> [UInt8]? {
             guard let first = range.first, bits[first] & 0x80 == 0 else { return nil }
             var start = first
-            while start < range.upperBound - 1, bits[start] == 0 { start += 1 }
+            if bits[first] == 0, range.count > 1 {
+                guard bits[first + 1] & 0x80 != 0 else { return nil }
+                start += 1
+            }
             return Array(UnsafeRawBufferPointer(rebasing: bits[start..<range.upperBound]).reversed())
         }
         guard var n = littleEndian(modulus), var e = littleEndian(exponent), n.count >= 64 else { return nil }
-        return n.withUnsafeMutableBytes { nBytes in
-            e.withUnsafeMutableBytes { eBytes in
-                guard let nBase = nBytes.baseAddress, let eBase = eBytes.baseAddress else { return nil }
-                let parameters = [
-                    OSSL_PARAM_construct_BN("n", nBase.assumingMemoryBound(to: UInt8.self), nBytes.count),
-                    OSSL_PARAM_construct_BN("e", eBase.assumingMemoryBound(to: UInt8.self), eBytes.count),
-                    OSSL_PARAM_construct_end(),
-                ]
-                return fromData("RSA", parameters)
+        return withKeys("n", "e") { nKey, eKey in
+            n.withUnsafeMutableBytes { nBytes in
+                e.withUnsafeMutableBytes { eBytes in
+                    guard let nBase = nBytes.baseAddress, let eBase = eBytes.baseAddress else { return nil }
+                    let parameters = [
+                        OSSL_PARAM_construct_BN(nKey, nBase.assumingMemoryBound(to: UInt8.self), nBytes.count),
+                        OSSL_PARAM_construct_BN(eKey, eBase.assumingMemoryBound(to: UInt8.self), eBytes.count),
+                        OSSL_PARAM_construct_end(),
+                    ]
+                    return fromData("RSA", parameters)
+                }
             }
         }
+    }
+
+    /// Calls `body` with two parameter names as C strings valid for the whole call. An
+    /// `OSSL_PARAM` keeps a pointer to its name: a Swift string passed straight to
+    /// `OSSL_PARAM_construct_*` lives only for that one call, so the names would dangle by the
+    /// time `EVP_PKEY_fromdata` reads them (debug builds then fail every import).
+    private static func withKeys<Result>(
+        _ first: String, _ second: String, _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Result
+    ) -> Result {
+        first.withCString { firstKey in second.withCString { secondKey in body(firstKey, secondKey) } }
     }
 
     /// `EVP_PKEY_PUBLIC_KEY`, a macro Swift does not import.

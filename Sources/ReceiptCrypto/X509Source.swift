@@ -13,20 +13,31 @@ final class X509Source: @unchecked Sendable {
     let fields: CertificateFields?
     private let lock = NSLock()
     private var parsed: X509Handle?
+    /// What ``handle(_:)`` gives when `d2i_X509` fails: ``empty`` (for a certificate OpenSSL
+    /// parsed at once, its own `X509`, which is always there).
+    private let fallback: X509Handle
     private var key: PublicKey?
+
+    /// One empty `X509` (no names, no extensions, no key: every OpenSSL validation of it fails),
+    /// made once per process and shared; nil only if OpenSSL could not allocate it, in which case
+    /// ``Certificate/init(deferringOpenSSL:)`` refuses to defer.
+    static let empty: X509Handle? = X509_new().map { X509Handle(owning: $0) }
 
     init(handle: X509Handle) {
         fields = nil
         parsed = handle
+        fallback = handle
     }
 
-    init(fields: CertificateFields) {
+    init(fields: CertificateFields, fallback: X509Handle) {
         self.fields = fields
+        self.fallback = fallback
     }
 
     /// The `X509`, parsed from `der` on first use. Bytes the own reader accepted but OpenSSL does
-    /// not (none are known) yield an empty `X509`: no names or extensions, and every OpenSSL
-    /// validation of it fails.
+    /// not (the `certificate` fuzz target's oracle finds none; `d2i_X509` may also fail for want
+    /// of memory) yield ``empty``, which every OpenSSL validation refuses: failing closed, never
+    /// trapping.
     func handle(_ der: [UInt8]) -> X509Handle {
         lock.lock()
         defer { lock.unlock() }
@@ -36,16 +47,8 @@ final class X509Source: @unchecked Sendable {
             var cursor: UnsafePointer<UInt8>? = base
             return d2i_X509(nil, &cursor, count)
         }
-        let handle: X509Handle
-        if let x509 {
-            handle = X509Handle(owning: x509)
-        } else if let empty = X509_new() {
-            handle = X509Handle(owning: empty)
-        } else {
-            // X509_new fails only when memory is exhausted, as Swift's own allocations would;
-            // no input leads here.
-            fatalError("OpenSSL could not allocate an X509")
-        }
+        let handle = x509.map { X509Handle(owning: $0) } ?? fallback
+        OpenSSLErrorQueue.clear()
         parsed = handle
         return handle
     }

@@ -145,20 +145,8 @@ public final class ChainCache: Sendable {
         let intermediates: [[UInt8]]
         let notBefore: Date
         let notAfter: Date
-        /// The chain's common names, rendered once for messages.
-        let summary: String
-        /// The reason of a chain check served from the cache: ``summary`` and ` (cached)`,
-        /// written once.
-        let cachedSummary: String
-
-        init(chain: [Certificate], intermediates: [[UInt8]], notBefore: Date, notAfter: Date, summary: String) {
-            self.chain = chain
-            self.intermediates = intermediates
-            self.notBefore = notBefore
-            self.notAfter = notAfter
-            self.summary = summary
-            cachedSummary = summary + " (cached)"
-        }
+        /// The chain's common names, for messages (rendered the first time they are read).
+        let summary: RenderedOnce<String>
 
         /// Whether the chain may stand for an input whose signature step handed over `signed`
         /// (every intermediate of the chain among its candidates), validated at `time`.

@@ -151,16 +151,16 @@ public struct SignerCertificate: Sendable {
     final class Storage: Sendable {
         let certificate: Certificate
         let publicKey: PublicKey?
-        let label: String
+        let label: RenderedOnce<String>
         /// The key's kind and size, asked of OpenSSL once (the cache keeps this object, and every
         /// verification checks them).
         let keyKind: PublicKey.Kind?
         let keyBits: Int
 
-        init(certificate: Certificate, publicKey: PublicKey?, label: String) {
+        init(certificate: Certificate, publicKey: PublicKey?) {
             self.certificate = certificate
             self.publicKey = publicKey
-            self.label = label
+            label = RenderedOnce { "\(certificate.subject), serial \(certificate.serialNumberHex)" }
             keyKind = publicKey?.kind
             keyBits = publicKey?.bits ?? 0
         }
@@ -168,16 +168,16 @@ public struct SignerCertificate: Sendable {
 
     let storage: Storage
 
-    init(certificate: Certificate, publicKey: PublicKey?, label: String) {
-        storage = Storage(certificate: certificate, publicKey: publicKey, label: label)
+    init(certificate: Certificate, publicKey: PublicKey?) {
+        storage = Storage(certificate: certificate, publicKey: publicKey)
     }
 
     /// The certificate.
     public var certificate: Certificate { storage.certificate }
     /// Its public key, nil when OpenSSL cannot decode it.
     public var publicKey: PublicKey? { storage.publicKey }
-    /// Subject and serial number, rendered once for messages.
-    public var label: String { storage.label }
+    /// Subject and serial number, for messages (rendered the first time it is read).
+    public var label: String { storage.label.value }
     /// The kind of ``publicKey``, read once.
     var keyKind: PublicKey.Kind? { storage.keyKind }
     /// The size of ``publicKey`` in bits, read once (0 without a key).
@@ -248,14 +248,18 @@ public struct VerificationRun: Sendable {
         do throws(CryptoError) {
             let certificate = try Certificate(deferringOpenSSL: Array(der))
             signerEntry = (key, [])
-            return .success(
-                SignerCertificate(
-                    certificate: certificate, publicKey: try? certificate.publicKey,
-                    label: "\(certificate.subject), serial \(certificate.serialNumberHex)"))
+            return .success(SignerCertificate(certificate: certificate, publicKey: try? certificate.publicKey))
         } catch {
             return .failure(error)
         }
     }
+}
+
+/// The reason of a chain check: written (a failure), or the validated chain's summary, rendered
+/// when read.
+enum ChainReason: Sendable {
+    case written(String)
+    case summary(RenderedOnce<String>, cached: Bool)
 }
 
 /// The part of a verifier every format shares: the anchors, the trust store OpenSSL validates
@@ -265,10 +269,9 @@ final class ChainMachinery: Sendable {
     let anchors: TrustAnchors
     let cache: ChainCache?
     let trustStore: TrustStore
-    let anchorSubjects: [String]
-    /// The reason of a passed ``VerificationCheck/Name/pinnedAnchor`` check for each anchor,
-    /// written once.
-    let pinnedAnchorReasons: [String]
+    /// The anchors' subjects, for the reason of a passed ``VerificationCheck/Name/pinnedAnchor``
+    /// check (rendered the first time one is read).
+    let anchorSubjects: RenderedOnce<[String]>
     /// The reason of the ``VerificationCheck/Name/trustAnchors`` check, written once.
     let trustAnchorsReason: String
     /// The indices of the anchors that are Apple's public roots (by their pinned SHA-256).
@@ -282,8 +285,7 @@ final class ChainMachinery: Sendable {
         self.cache = cache
         self.clock = clock
         trustStore = TrustStore(anchors: anchors.certificates)
-        anchorSubjects = anchors.certificates.map { "\($0.subject)" }
-        pinnedAnchorReasons = anchorSubjects.map { "ends at the configured anchor \($0)" }
+        anchorSubjects = RenderedOnce { [certificates = anchors.certificates] in certificates.map { "\($0.subject)" } }
         let anchorCount = anchors.certificates.count
         trustAnchorsReason =
             anchorCount == 0
@@ -296,11 +298,11 @@ final class ChainMachinery: Sendable {
     /// intermediates among the candidates), else validated by OpenSSL with the candidates as
     /// untrusted intermediates (and cached when valid).
     func validateChain(_ signed: SignedBy, cached: (key: ChainCache.Key?, chains: [ChainCache.ValidatedChain])?, at time: Date) -> (
-        chain: [Certificate]?, reason: String
+        chain: [Certificate]?, reason: ChainReason
     ) {
         if let hit = cached?.chains.first(where: { $0.applies(at: time, to: signed) }) {
             cache?.recordChainHit()
-            return (hit.chain, hit.cachedSummary)
+            return (hit.chain, .summary(hit.summary, cached: true))
         }
         cache?.recordValidation()
         var others: [Certificate] = []
@@ -311,20 +313,20 @@ final class ChainMachinery: Sendable {
             do throws(CryptoError) {
                 others.append(try Certificate(deferringOpenSSL: Array(der)))
             } catch {
-                return (nil, "intermediate candidate #\(index) cannot be parsed: \(error.reason)")
+                return (nil, .written("intermediate candidate #\(index) cannot be parsed: \(error.reason)"))
             }
         }
         switch trustStore.validate(leaf: signed.signer.certificate, intermediates: others, at: time) {
         case .invalid(let failure):
-            return (nil, Self.describe(failure, at: time))
+            return (nil, .written(Self.describe(failure, at: time)))
         case .valid(let chain):
             // Second line behind OpenSSL, and the window the result may be reused in.
             guard let notBefore = chain.map(\.notBefore).max(), let notAfter = chain.map(\.notAfter).min(),
                 time >= notBefore, time < notAfter, !chain.isEmpty
             else {
-                return (nil, "OpenSSL accepted a chain that is not valid at \(Self.rfc3339(time)) by its validity dates")
+                return (nil, .written("OpenSSL accepted a chain that is not valid at \(Self.rfc3339(time)) by its validity dates"))
             }
-            let summary = Self.describe(chain)
+            let summary = RenderedOnce { Self.describe(chain) }
             if let key = cached?.key {
                 let intermediates = chain.dropFirst().dropLast().map(\.derEncoded)
                 cache?.store(
@@ -332,7 +334,7 @@ final class ChainMachinery: Sendable {
                     chain: ChainCache.ValidatedChain(
                         chain: chain, intermediates: Array(intermediates), notBefore: notBefore, notAfter: notAfter, summary: summary))
             }
-            return (chain, summary)
+            return (chain, .summary(summary, cached: false))
         }
     }
 
@@ -502,14 +504,17 @@ public struct SignedDataVerifier<Format: SignedFormat>: Sendable {
         var pinnedAnchorIndex: Int?
         if let signed, let time = validationTime {
             let outcome = machinery.validateChain(signed, cached: run.signerEntry, at: time)
-            run.record(.chain, outcome.chain != nil, written: outcome.reason)
+            switch outcome.reason {
+            case .written(let reason): run.record(.chain, outcome.chain != nil, written: reason)
+            case .summary(let summary, let cached): run.record(.chain, outcome.chain != nil, template: .chain(summary, cached: cached))
+            }
             if let chain = outcome.chain, let last = chain.last {
                 validatedChain = chain
                 // Byte for byte, never by name: a copy of a root the input carries is not what is trusted.
                 let anchorIndex = machinery.anchorIndex(of: last)
                 pinnedAnchorIndex = anchorIndex
-                if let anchorIndex, machinery.pinnedAnchorReasons.indices.contains(anchorIndex) {
-                    run.record(.pinnedAnchor, true, written: machinery.pinnedAnchorReasons[anchorIndex])
+                if let anchorIndex {
+                    run.record(.pinnedAnchor, true, template: .pinnedAnchor(machinery.anchorSubjects, anchorIndex))
                 } else {
                     run.record(.pinnedAnchor, false, "the chain ends at \(last.subject), which is not one of the configured anchors")
                 }

@@ -195,7 +195,11 @@ enum CheckReason: Sendable {
     /// `"met (<policy> policy)"`.
     case policyMet(String)
     /// `"embedded certificate #<index>: <label>"`.
-    case embeddedCertificate(Int, String)
+    case embeddedCertificate(Int, SignerCertificate)
+    /// The chain's summary (`"valid: <common names>"`), with ` (cached)` when served from the cache.
+    case chain(RenderedOnce<String>, cached: Bool)
+    /// `"ends at the configured anchor <subject>"`, the anchor given by its index.
+    case pinnedAnchor(RenderedOnce<[String]>, Int)
     /// The algorithm's name.
     case algorithm(SignatureAlgorithm)
     /// `"RSA <bits> bits"`.
@@ -209,7 +213,10 @@ enum CheckReason: Sendable {
         switch self {
         case .dated(let prefix, let date): "\(prefix) \(VerificationText.rfc3339(date))"
         case .policyMet(let policy): "met (\(policy) policy)"
-        case .embeddedCertificate(let index, let label): "embedded certificate #\(index): \(label)"
+        case .embeddedCertificate(let index, let signer): "embedded certificate #\(index): \(signer.label)"
+        case .chain(let summary, let cached): summary.value + (cached ? " (cached)" : "")
+        case .pinnedAnchor(let subjects, let index):
+            "ends at the configured anchor \(subjects.value.indices.contains(index) ? subjects.value[index] : "#\(index)")"
         case .algorithm(let algorithm): "\(algorithm)"
         case .rsaKey(let bits): "RSA \(bits) bits"
         case .signature(let digest, let verified, let payloadSize):

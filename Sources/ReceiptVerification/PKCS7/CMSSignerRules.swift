@@ -83,7 +83,7 @@ struct CMSSignerRules: Sendable {
         case .success(let certificate):
             parsed = certificate
         }
-        run.record(.signerCertificate, true, template: .embeddedCertificate(signerIndex, parsed.label))
+        run.record(.signerCertificate, true, template: .embeddedCertificate(signerIndex, parsed))
         let algorithm = checkKeyAndSignature(
             signer, key: parsed, digest: digest, payload: envelope.payload, contentType: contentType, in: &run)
         return SignedBy(
