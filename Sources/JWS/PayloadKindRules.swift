@@ -45,7 +45,22 @@ extension AppStorePayloadKind {
     }
 
     /// Top-level members payloads of this kind carry and payloads of some other kind never do.
-    public var marks: Set<String> {
+    public var marks: Set<String> { Self.markTable[self] ?? [] }
+
+    /// ``marks`` of every kind, made once (every verification consults them).
+    private static let markTable: [AppStorePayloadKind: Set<String>] = Dictionary(
+        uniqueKeysWithValues: (verifiable + [.unknown]).map { ($0, $0.listedMarks) })
+
+    /// The members no payload of each kind carries (``foreignMembers``), made once.
+    private static let foreignTable: [AppStorePayloadKind: Set<String>] = Dictionary(
+        uniqueKeysWithValues: (verifiable + [.unknown]).map { kind in
+            var foreign: Set<String> = []
+            for other in verifiable where other != kind { foreign.formUnion(other.listedMarks) }
+            return (kind, foreign.subtracting(kind.listedMarks))
+        })
+
+    /// The marks as listed (see ``marks``).
+    private var listedMarks: Set<String> {
         switch self {
         case .transaction:
             [
@@ -94,15 +109,37 @@ extension AppStorePayloadKind {
 
     /// The members no payload of this kind carries: the other verifiable kinds' marks, less this
     /// kind's own.
-    public var foreignMembers: Set<String> {
-        var foreign: Set<String> = []
-        for other in Self.verifiable where other != self { foreign.formUnion(other.marks) }
-        return foreign.subtracting(marks)
+    public var foreignMembers: Set<String> { Self.foreignTable[self] ?? [] }
+
+    /// Why the JSON payload is not of this kind, or nil when it fits: the same answer as
+    /// `mismatch(memberNames: memberNames(of: jsonPayload))`, found in one walk over the members
+    /// without collecting them when the payload fits (as every genuine one does).
+    public func mismatch(jsonPayload: [UInt8]) -> KindMismatch? {
+        let foreign = foreignMembers
+        let required = requiredMembers
+        var fits = true
+        var carriesRequired = required.isEmpty
+        let walked: Bool = jsonPayload.span.withUnsafeBufferPointer { buffer in
+            guard var reader = try? JSONReader(buffer, options: JWSLimits.default.jsonOptions),
+                reader.peek() == UInt8(ascii: "{"),
+                var state = try? reader.beginObject()
+            else { return false }
+            while let key = try? reader.nextKey(&state) {
+                let name = key.string
+                if foreign.contains(name) { fits = false }
+                if !carriesRequired, required.contains(name) { carriesRequired = true }
+                guard (try? reader.skipValue()) != nil else { return false }
+            }
+            return true
+        }
+        if walked, fits, carriesRequired { return nil }
+        return mismatch(memberNames: Self.memberNames(of: jsonPayload))
     }
 
     /// Why a payload with these top-level members is not of this kind, or nil when it fits.
     public func mismatch(memberNames names: Set<String>) -> KindMismatch? {
-        let foreign = names.intersection(foreignMembers).sorted()
+        let foreignToThisKind = foreignMembers
+        let foreign = names.filter { foreignToThisKind.contains($0) }.sorted()
         let required = requiredMembers
         let lacking = !required.isEmpty && !required.contains(where: names.contains)
         guard !foreign.isEmpty || lacking else { return nil }

@@ -141,8 +141,10 @@ public struct NotificationBackfill: Sendable {
     /// range stopped before its last page (when the server refuses that token, as Apple does once
     /// it expired, from the first page), otherwise reads from the first page (a range already
     /// completed is read again; what it finds is already stored).
-    /// - Parameter onEvent: called as each notification is restored or rejected and as each
-    ///   page is done (on the calling task).
+    /// - Parameters:
+    ///   - range: the signed dates to read, start included, end excluded.
+    ///   - onEvent: called as each notification is restored or rejected and as each page is done
+    ///     (on the calling task).
     /// - Throws: ``NotificationStoreError``: the source failed, its answer did not match the
     ///   request, a limit was reached, or the store failed. Pages done before stay done.
     public func run(

@@ -23,8 +23,7 @@ public struct VerifiedNestedTokens: Sendable {
 enum JWSKindCheck {
     /// Records ``VerificationCheck/Name/kind``: the payload's top-level members fit `kind`.
     static func record(_ kind: AppStorePayloadKind, of jws: CompactJWS, in run: inout VerificationRun) {
-        let names = AppStorePayloadKind.memberNames(of: jws.unverifiedPayload)
-        if let mismatch = kind.mismatch(memberNames: names) {
+        if let mismatch = kind.mismatch(jsonPayload: jws.unverifiedPayload) {
             run.record(.kind, false, written: mismatch.description)
         } else {
             run.record(.kind, true, written: kind.displayName)
