@@ -41,8 +41,10 @@ final class ServeProcess: @unchecked Sendable {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    /// Sends `signal` and waits (up to `timeout`) for the exit status.
-    func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 10) -> (status: Int32?, stderr: String) {
+    /// Sends `signal` and waits (up to `timeout`, a guard against a hang, not a measure of speed:
+    /// a loaded machine running the whole suite has taken over 10 s to let a draining serve
+    /// finish) for the exit status.
+    func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 60) -> (status: Int32?, stderr: String) {
         kill(process.processIdentifier, signal)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(20_000) }
