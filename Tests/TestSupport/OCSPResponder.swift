@@ -49,13 +49,11 @@ package final class OCSPTestBed: @unchecked Sendable {
         entries.append(TestPKI.IndexEntry(pki.intermediate, revokedAt: revoked.contains("intermediate") ? revokedAt : nil))
         entries.append(TestPKI.IndexEntry(pki.leaf, revokedAt: revoked.contains("leaf") ? revokedAt : nil))
         try Data(TestPKI.opensslIndex(entries).utf8).write(to: directory.appendingPathComponent("index.txt"))
-        let leafPort = try freeLoopbackPort()
-        let intermediatePort = try freeLoopbackPort()
-        let leafResponder = try OpenSSLOCSPResponder(
-            port: leafPort, directory: directory, ca: "intermediate.pem", signer: "intermediate.pem", key: "intermediate-key.pem",
+        let (leafResponder, leafPort) = try OpenSSLOCSPResponder.start(
+            directory: directory, ca: "intermediate.pem", signer: "intermediate.pem", key: "intermediate-key.pem",
             days: days, log: "leaf-responder.log")
-        let intermediateResponder = try OpenSSLOCSPResponder(
-            port: intermediatePort, directory: directory, ca: "root.pem", signer: "root.pem", key: "root-key.pem", days: days,
+        let (intermediateResponder, intermediatePort) = try OpenSSLOCSPResponder.start(
+            directory: directory, ca: "root.pem", signer: "root.pem", key: "root-key.pem", days: days,
             log: "intermediate-responder.log")
         responders = [leafResponder, intermediateResponder]
         leafProxy.mode = .forward(leafPort)
@@ -201,12 +199,39 @@ package final class OpenSSLOCSPResponder: @unchecked Sendable {
         runWhenThisProcessEnds("/bin/kill", ["\(child)"])
         let deadline = Date().addingTimeInterval(15)
         while !isListening(port: port) {
-            guard Date() < deadline, kill(child, 0) == 0 else {
+            var exitStatus: Int32 = 0
+            if waitpid(child, &exitStatus, WNOHANG) == child {
+                // It ended (a port taken in between, say) and is reaped: nothing left to stop.
+                stopped.withLock { $0 = true }
+                throw SpawnError("openssl ocsp exited before it listened on port \(port)")
+            }
+            guard Date() < deadline else {
                 stop()
                 throw SpawnError("openssl ocsp did not listen on port \(port)")
             }
             usleep(20_000)
         }
+    }
+
+    /// Starts a responder on a free port, trying another port when the first is taken before
+    /// `openssl` binds it (another test may get the same free port in between); its log is in
+    /// the error when every attempt fails.
+    package static func start(directory: URL, ca: String, signer: String, key: String, days: Int, log: String) throws -> (
+        OpenSSLOCSPResponder, UInt16
+    ) {
+        var failure: any Error = SpawnError("openssl ocsp was not started")
+        for _ in 0..<4 {
+            let port = try freeLoopbackPort()
+            do {
+                return (
+                    try OpenSSLOCSPResponder(port: port, directory: directory, ca: ca, signer: signer, key: key, days: days, log: log), port
+                )
+            } catch {
+                failure = error
+            }
+        }
+        let text = (try? String(contentsOf: directory.appendingPathComponent(log), encoding: .utf8)) ?? ""
+        throw SpawnError("\(failure); its log: \(text.suffix(400))")
     }
 
     /// Ends the responder (once) and waits for it.
