@@ -185,10 +185,26 @@ public enum FuzzTargets {
         }
     }
 
-    /// Input detection (DER, base64, JSON body, plist) and the full app-receipt parse.
+    /// Input detection (DER, base64, JSON body, plist) and the full app-receipt parse, and the one
+    /// detection of every signed format (`SignedInput.detect`). Oracle: input that is not shaped
+    /// like signed data is detected as the receipt reader detects it, the same bytes, or refused
+    /// by both.
     static func detect(_ bytes: [UInt8]) {
-        guard let input = try? ReceiptInput.detect(bytes) else { return }
-        if case .appReceipt(let der) = input { _ = try? AppReceipt(der) }
+        let signed = try? SignedInput.detect(bytes)
+        let receipt = try? ReceiptInput.detect(bytes)
+        if case .appReceipt(let der)? = receipt { _ = try? AppReceipt(der) }
+        do {
+            // Signed data, or text shaped like it that does not split: the jws target's domain.
+            if try SignedDataInput.detect(bytes) != nil { return }
+        } catch {
+            return
+        }
+        switch (receipt, signed) {
+        case (nil, nil): break
+        case (.appReceipt(let der)?, .appReceipt(let same)?) where der == same: break
+        case (.transactionReceipt(let text)?, .transactionReceipt(let same)?) where text == same: break
+        default: violated("SignedInput and ReceiptInput disagree on input that is not signed data")
+        }
     }
 
     /// The JWS splitter, strict base64url, the JSON parser and the App Store payload models on
