@@ -87,6 +87,9 @@ package struct CertificateFields: Sendable {
         try version.finish()
         let serial = try tbs.readContent(tag: 0x02)
         guard let firstSerial = serial.first.map({ buffer[$0] }), firstSerial & 0x80 == 0 else { return nil }
+        // A leading zero octet is allowed only before an octet with its high bit set (DER's
+        // minimal INTEGER; d2i_X509 refuses the padded form).
+        if firstSerial == 0, serial.count > 1, buffer[serial.lowerBound + 1] & 0x80 == 0 { return nil }
         let inner = try tbs.readElement(.sequence)
         guard try algorithm(tbs.children(of: inner), buffer) != nil else { return nil }
         let issuer = try tbs.readElement(.sequence)

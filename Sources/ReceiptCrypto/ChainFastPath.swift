@@ -56,7 +56,9 @@ enum ChainFastPath {
             // Then the first untrusted candidate, which must match byte for byte.
             var next: Link?
             for certificate in intermediates {
-                guard let fields = fields(of: certificate) else { continue }
+                // A candidate the own reader cannot read may still be the one OpenSSL picks first:
+                // leave the whole chain to OpenSSL.
+                guard let fields = fields(of: certificate) else { return nil }
                 let match = candidate(certificate, fields, of: current)
                 if match == .no { continue }
                 guard match == .exactly else { return nil }

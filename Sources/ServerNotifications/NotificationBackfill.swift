@@ -1,6 +1,7 @@
 public import Foundation
 import Internals
 import JSON
+import JWS
 import ReceiptVerification
 
 /// One page of Get Notification History as a ``NotificationHistorySource`` hands it over: the
@@ -145,13 +146,20 @@ public struct NotificationBackfill: Sendable {
     ///   - range: the signed dates to read, start included, end excluded.
     ///   - onEvent: called as each notification is restored or rejected and as each page is done
     ///     (on the calling task).
-    /// - Throws: ``NotificationStoreError``: the source failed, its answer did not match the
-    ///   request, a limit was reached, or the store failed. Pages done before stay done.
+    /// - Throws: ``NotificationStoreError``: the receiver has no dead-letter store
+    ///   (``NotificationStoreError/Code/invalidConfiguration``), the source failed, its answer did
+    ///   not match the request, a limit was reached, or the store failed. Pages done before stay done.
     public func run(
         _ range: NotificationBackfillRange, onEvent: (@Sendable (NotificationBackfillEvent) -> Void)? = nil
     ) async throws(NotificationStoreError) -> NotificationBackfillReport {
         guard range.start < range.end else {
             throw NotificationStoreError(.invalidConfiguration, "the backfill range ends (\(range.end)) before it starts (\(range.start))")
+        }
+        // An entry that fails verification is kept as a dead letter before the page's token is
+        // saved; without a dead-letter store it would be passed over and never read again.
+        guard receiver.deadLetters != nil else {
+            throw NotificationStoreError(
+                .invalidConfiguration, "a backfill needs a receiver with dead letters: entries that fail would be passed over")
         }
         let saved = try progress.backfillProgress(scope: range.scope, start: range.start).first { $0.range == range }
         var token: String?
@@ -261,15 +269,13 @@ public struct NotificationBackfill: Sendable {
         }
     }
 
-    /// The receiver's own verification of a token (``NotificationReceiver`` steps 2 and 3).
+    /// The receiver's own verification of a token (``NotificationReceiver`` steps 2 and 3),
+    /// through its router: each entry verified as the app its payload names.
     func verifiedRow(_ token: String, receivedDate: Date) -> Result<StoredNotification, NotificationRejection> {
-        let verdict = receiver.verifier.verify(Array(token.utf8), expecting: receiver.expectations, at: receiver.validationTime)
-        guard verdict.isValid else {
-            let failure = verdict.firstFailure
-            var rejection = NotificationRejection(
-                check: failure?.name ?? .parse, reason: failure?.reason ?? "a check the policy requires did not run")
-            if verdict.isRetryable { rejection.mayBeOurConfiguration = true }
-            return .failure(rejection)
+        let verdict: Verdict<SignedJWS<NotificationPayload>>
+        switch receiver.router.verify(token, at: receiver.validationTime) {
+        case .success(let valid): verdict = valid
+        case .failure(let rejection): return .failure(rejection)
         }
         guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: receivedDate) else {
             return .failure(NotificationRejection(check: .notificationUUID, reason: "the notification has no notificationUUID"))

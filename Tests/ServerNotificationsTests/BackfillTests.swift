@@ -86,7 +86,7 @@ struct ScriptedHistory: NotificationHistorySource {
         defer { store.close() }
         let history = ScriptedHistory(pages: [nil: NotificationHistorySourcePage(signedPayloads: [], paginationToken: nil, hasMore: false)])
         let backfill = NotificationBackfill(
-            receiver: try receiver(store: store), source: history, progress: store,
+            receiver: try DeadLetterTests.receiver(bundle: IDs.bundle, store: store, deadLetters: store), source: history, progress: store,
             limits: NotificationBackfill.Limits(maximumDuration: .zero))
         await #expect(throws: NotificationStoreError.self) { try await backfill.run(Self.range) }
         do throws(NotificationStoreError) {
@@ -97,8 +97,24 @@ struct ScriptedHistory: NotificationHistorySource {
         #expect(history.requests.withLock { $0 }.isEmpty)
     }
 
-    /// A saved token the server refuses: the run reads the range from its first page; without a
-    /// dead-letter store a failing entry is still reported (never skipped silently).
+    /// A receiver without dead letters is refused before any page is read: an entry that fails
+    /// would be passed over once its page's token is saved.
+    @Test func withoutDeadLetters_isRefused() async throws {
+        let store = try Self.open(temporaryDatabase())
+        defer { store.close() }
+        let history = ScriptedHistory(pages: [nil: NotificationHistorySourcePage(signedPayloads: [], paginationToken: nil, hasMore: false)])
+        let backfill = NotificationBackfill(receiver: try receiver(store: store), source: history, progress: store)
+        do throws(NotificationStoreError) {
+            _ = try await backfill.run(Self.range)
+            Issue.record("a backfill without dead letters ran")
+        } catch {
+            #expect(error.code == .invalidConfiguration && error.reason.contains("dead letters"))
+        }
+        #expect(history.requests.withLock { $0 }.isEmpty)
+    }
+
+    /// A saved token the server refuses: the run reads the range from its first page; a failing
+    /// entry is reported and kept as a dead letter.
     @Test func refusedSavedToken_readsTheRangeAgain() async throws {
         let store = try Self.open(temporaryDatabase())
         defer { store.close() }
@@ -110,11 +126,12 @@ struct ScriptedHistory: NotificationHistorySource {
                     signedPayloads: [try Self.token("uuid-a"), try Self.token("uuid-x", bundle: "com.other.app")], paginationToken: nil,
                     hasMore: false)
             ], refused: ["stale"])
-        let backfill = NotificationBackfill(receiver: try receiver(store: store), source: history, progress: store)
+        let backfill = NotificationBackfill(
+            receiver: try DeadLetterTests.receiver(bundle: IDs.bundle, store: store, deadLetters: store), source: history, progress: store)
         let report = try await backfill.run(Self.range)
         #expect(history.requests.withLock { $0 } == ["stale", nil])
         #expect(!report.resumed && report.pages == 1 && report.restored.map(\.notificationUUID) == ["uuid-a"])
-        #expect(report.rejected.count == 1 && report.rejected.first?.deadLetterId == nil)
+        #expect(report.rejected.count == 1 && report.rejected.first?.deadLetterId != nil)
         let saved = try store.backfillProgress(scope: Self.range.scope, start: Self.range.start)
         #expect(saved.first?.pages == 1 && saved.first?.isComplete == true)
     }
