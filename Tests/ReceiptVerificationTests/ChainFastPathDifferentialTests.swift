@@ -263,6 +263,52 @@ struct ChainFastPathDifferentialTests {
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
+    /// A version-1 certificate (which the own reader leaves to OpenSSL) named like `namesake`,
+    /// made by the `openssl` command line, valid for a day from now.
+    static func version1Namesake(of namesake: Certificate) throws -> Certificate {
+        let directory = temporaryDirectory("v1-namesake")
+        try Data(namesake.derEncoded).write(to: directory.appendingPathComponent("namesake.der"))
+        let printed = directory.appendingPathComponent("subject.txt")
+        let printing = try spawnAndWait(
+            "/usr/bin/openssl", ["x509", "-inform", "DER", "-in", "namesake.der", "-noout", "-subject", "-nameopt", "compat"],
+            directory: directory, output: printed)
+        try #require(printing == 0)
+        // `subject=/C=US/O=…/CN=…`, in the name's own order.
+        let subject = try String(contentsOf: printed, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            .replacingOccurrences(of: "subject=", with: "")
+        try #require(subject.hasPrefix("/"), "\(subject)")
+        for arguments in [
+            ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "key.pem"],
+            ["req", "-new", "-key", "key.pem", "-subj", subject, "-out", "request.csr"],
+            ["x509", "-req", "-in", "request.csr", "-signkey", "key.pem", "-days", "1", "-outform", "DER", "-out", "v1.der"],
+        ] {
+            let status = try spawnAndWait(
+                "/usr/bin/openssl", arguments, directory: directory, output: directory.appendingPathComponent("openssl.log"))
+            try #require(status == 0, "openssl \(arguments.joined(separator: " "))")
+        }
+        let der = try [UInt8](Data(contentsOf: directory.appendingPathComponent("v1.der")))
+        try #require(der.count > 20)
+        return try Certificate(derEncoded: der)
+    }
+
+    /// An untrusted candidate the own reader cannot read, listed before the real intermediate and
+    /// named like it: OpenSSL's issuer search takes it first and the chain fails; the fast path
+    /// must not skip it and accept the chain through the real intermediate.
+    @Test func anUnreadableCandidateIsLeftToOpenSSL() throws {
+        let pki = try PKIs.jws.get()
+        let namesake = try Self.version1Namesake(of: pki.intermediate)
+        let now = Date()
+        let test = Case(
+            name: "v1 namesake before the intermediate", leaf: pki.leaf, intermediates: [namesake, pki.intermediate], anchors: [pki.root],
+            times: [now])
+        let problems = try Self.disagreements(test)
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        // The shape matters only if OpenSSL does pick the namesake: it rejects the chain.
+        let oracle = TrustStore(anchors: [pki.root]).validateWithOpenSSL(
+            leaf: pki.leaf, intermediates: [namesake, pki.intermediate], at: now)
+        #expect(!oracle.isValid, "\(oracle)")
+    }
+
     /// Every JWS x5c chain and receipt certificate set in TestReceipts and ../shared/vectors.
     static func realChains() throws -> [(name: String, certificates: [Certificate])] {
         let roots = [Fixtures.root, Fixtures.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors")]
