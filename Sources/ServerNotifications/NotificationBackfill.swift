@@ -1,7 +1,6 @@
 public import Foundation
 import Internals
 import JSON
-import JWS
 import ReceiptVerification
 
 /// One page of Get Notification History as a ``NotificationHistorySource`` hands it over: the
@@ -232,7 +231,7 @@ public struct NotificationBackfill: Sendable {
         let receivedDate = receiver.clock()
         var verified: [Result<StoredNotification, NotificationRejection>] = []
         for (index, token) in page.signedPayloads.enumerated() {
-            let outcome = verifiedRow(token, receivedDate: receivedDate)
+            let outcome = receiver.verifiedRow(token, receivedDate: receivedDate)
             if case .success(let row) = outcome {
                 guard let signed = row.signedDate, signed >= range.start, signed < range.end else {
                     throw NotificationStoreError(
@@ -267,20 +266,6 @@ public struct NotificationBackfill: Sendable {
                 try reject(rejection, token: token, receivedDate: receivedDate, report: &report, onEvent: onEvent)
             }
         }
-    }
-
-    /// The receiver's own verification of a token (``NotificationReceiver`` steps 2 and 3),
-    /// through its router: each entry verified as the app its payload names.
-    func verifiedRow(_ token: String, receivedDate: Date) -> Result<StoredNotification, NotificationRejection> {
-        let verdict: Verdict<SignedJWS<NotificationPayload>>
-        switch receiver.router.verify(token, at: receiver.validationTime) {
-        case .success(let valid): verdict = valid
-        case .failure(let rejection): return .failure(rejection)
-        }
-        guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: receivedDate) else {
-            return .failure(NotificationRejection(check: .notificationUUID, reason: "the notification has no notificationUUID"))
-        }
-        return .success(row)
     }
 
     /// Keeps a rejected entry as a dead letter whose body is the notification body Apple would

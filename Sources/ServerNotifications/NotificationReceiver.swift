@@ -98,13 +98,10 @@ public struct NotificationReceiver: Sendable {
         case .success(let value): token = value
         case .failure(let rejection): return .rejected(rejection)
         }
-        let verdict: Verdict<SignedJWS<NotificationPayload>>
-        switch router.verify(token, at: validationTime) {
-        case .success(let valid): verdict = valid
+        let row: StoredNotification
+        switch verifiedRow(token, receivedDate: receivedDate) {
+        case .success(let verified): row = verified
         case .failure(let rejection): return .rejected(rejection)
-        }
-        guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: receivedDate) else {
-            return .rejected(NotificationRejection(check: .notificationUUID, reason: "the notification has no notificationUUID"))
         }
         do throws(NotificationStoreError) {
             switch try store.store(row) {
@@ -119,6 +116,22 @@ public struct NotificationReceiver: Sendable {
             }
             return .unavailable(error)
         }
+    }
+
+    /// Steps 2 and 3 of the type's documentation: `token` verified through ``router`` at
+    /// ``validationTime`` (each app as its payload names it), as the row received at
+    /// `receivedDate`; or the rejection naming the first failed check. Deliveries and backfills
+    /// both verify through here.
+    func verifiedRow(_ token: String, receivedDate: Date) -> Result<StoredNotification, NotificationRejection> {
+        let verdict: Verdict<SignedJWS<NotificationPayload>>
+        switch router.verify(token, at: validationTime) {
+        case .success(let valid): verdict = valid
+        case .failure(let rejection): return .failure(rejection)
+        }
+        guard let row = StoredNotification(verified: verdict, signedPayload: token, receivedDate: receivedDate) else {
+            return .failure(NotificationRejection(check: .notificationUUID, reason: "the notification has no notificationUUID"))
+        }
+        return .success(row)
     }
 
     /// The `signedPayload` string of a request body, or the rejection of a body that has none.
