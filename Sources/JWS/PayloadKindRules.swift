@@ -14,17 +14,24 @@ extension AppStorePayloadKind {
     /// The top-level member names of a JSON object payload; empty for text that is not a JSON
     /// object or that does not parse within the default limits.
     public static func memberNames(of jsonPayload: [UInt8]) -> Set<String> {
+        var names: Set<String> = []
+        return forEachMemberName(of: jsonPayload) { names.insert($0) } ? names : []
+    }
+
+    /// Calls `body` with each top-level member name of a JSON object payload, in order, within
+    /// the default limits; false when the text is not a JSON object or a value does not parse
+    /// (a key that does not read ends the walk as the last one).
+    private static func forEachMemberName(of jsonPayload: [UInt8], _ body: (String) -> Void) -> Bool {
         jsonPayload.span.withUnsafeBufferPointer { buffer in
-            var names: Set<String> = []
             guard var reader = try? JSONReader(buffer, options: JWSLimits.default.jsonOptions),
                 reader.peek() == UInt8(ascii: "{"),
                 var state = try? reader.beginObject()
-            else { return names }
+            else { return false }
             while let key = try? reader.nextKey(&state) {
-                names.insert(key.string)
-                guard (try? reader.skipValue()) != nil else { return [] }
+                body(key.string)
+                guard (try? reader.skipValue()) != nil else { return false }
             }
-            return names
+            return true
         }
     }
 
@@ -119,18 +126,9 @@ extension AppStorePayloadKind {
         let required = requiredMembers
         var fits = true
         var carriesRequired = required.isEmpty
-        let walked: Bool = jsonPayload.span.withUnsafeBufferPointer { buffer in
-            guard var reader = try? JSONReader(buffer, options: JWSLimits.default.jsonOptions),
-                reader.peek() == UInt8(ascii: "{"),
-                var state = try? reader.beginObject()
-            else { return false }
-            while let key = try? reader.nextKey(&state) {
-                let name = key.string
-                if foreign.contains(name) { fits = false }
-                if !carriesRequired, required.contains(name) { carriesRequired = true }
-                guard (try? reader.skipValue()) != nil else { return false }
-            }
-            return true
+        let walked = Self.forEachMemberName(of: jsonPayload) { name in
+            if foreign.contains(name) { fits = false }
+            if !carriesRequired, required.contains(name) { carriesRequired = true }
         }
         if walked, fits, carriesRequired { return nil }
         return mismatch(memberNames: Self.memberNames(of: jsonPayload))
