@@ -38,20 +38,10 @@ package struct SHA256: Sendable {
         pending.reserveCapacity(Self.blockCount)
     }
 
-    /// Adds bytes to the message.
+    /// Adds bytes to the message (contiguous bytes are read where they lie, in whole blocks).
     package mutating func update(_ bytes: some Sequence<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in update(UnsafeRawBufferPointer(buffer)) }
         if done == nil { update(Array(bytes)) }
-    }
-
-    /// Adds bytes to the message.
-    package mutating func update(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { update($0) }
-    }
-
-    /// Adds bytes to the message.
-    package mutating func update(_ bytes: ArraySlice<UInt8>) {
-        bytes.withUnsafeBytes { update($0) }
     }
 
     /// Adds bytes to the message: whole blocks are compressed where they lie.
@@ -100,20 +90,6 @@ package struct SHA256: Sendable {
 
     /// The digest of `bytes`.
     package static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(bytes)
-        return hasher.finalize()
-    }
-
-    /// The digest of `bytes`.
-    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(bytes)
-        return hasher.finalize()
-    }
-
-    /// The digest of `bytes`.
-    package static func hash(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
