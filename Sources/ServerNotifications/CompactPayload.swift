@@ -73,9 +73,10 @@ struct CompactPayload: Sendable, Hashable {
     }
 
     /// The original bytes of a compact row: `body` rebuilt with the certificates `certificate`
-    /// finds by digest, checked against `digest`.
+    /// finds by digest (each already checked against its digest by the caller, once for all the
+    /// rows that name it), checked against `digest`.
     /// - Throws: ``NotificationStoreError/Code/corrupt`` when the body is damaged, a certificate is
-    ///   missing or differs from its digest, or the bytes rebuilt are not those stored.
+    ///   missing, or the bytes rebuilt are not those stored; what `certificate` throws.
     static func rebuild(body: [UInt8], digest: [UInt8], certificate: ([UInt8]) throws(NotificationStoreError) -> [UInt8]?)
         throws(NotificationStoreError) -> [UInt8]
     {
@@ -85,9 +86,6 @@ struct CompactPayload: Sendable, Hashable {
         for wanted in try digests(&table) {
             guard let der = try certificate(wanted) else {
                 throw NotificationStoreError(.corrupt, "certificate \(Hex.encode(wanted)) is missing from the store")
-            }
-            guard SHA256.hash(der) == wanted else {
-                throw NotificationStoreError(.corrupt, "certificate \(Hex.encode(wanted)) does not match its digest")
             }
             certificates.append(der)
         }

@@ -29,11 +29,13 @@ final class CompactRows: @unchecked Sendable {
             wanted += digests
         }
         var known = cached(wanted)
+        var altered: Set<[UInt8]> = []
         let missing = Array(Set(wanted.filter { known[$0] == nil }))
         if !missing.isEmpty {
             let fetched = try fetch(missing)
-            remember(fetched)
-            known.merge(fetched) { first, _ in first }
+            let checked = remember(fetched)
+            known.merge(checked) { first, _ in first }
+            altered = Set(fetched.keys).subtracting(checked.keys)
         }
         var notifications: [StoredNotification] = []
         notifications.reserveCapacity(rows.count)
@@ -43,7 +45,12 @@ final class CompactRows: @unchecked Sendable {
             }
             if let compact = row.compact {
                 let bytes = try Self.naming(row) { () throws(NotificationStoreError) in
-                    try CompactPayload.rebuild(body: compact.body, digest: compact.digest) { known[$0] }
+                    try CompactPayload.rebuild(body: compact.body, digest: compact.digest) { (wanted) throws(NotificationStoreError) in
+                        guard !altered.contains(wanted) else {
+                            throw NotificationStoreError(.corrupt, "certificate \(Hex.encode(wanted)) does not match its digest")
+                        }
+                        return known[wanted]
+                    }
                 }
                 notification.signedPayload = String(decoding: bytes, as: UTF8.self)
             }
@@ -60,14 +67,17 @@ final class CompactRows: @unchecked Sendable {
         return found
     }
 
-    /// Keeps the certificates that match their digest (the others stay out, and fail their rows).
-    private func remember(_ certificates: [[UInt8]: [UInt8]]) {
+    /// Keeps the certificates that match their digest and returns them (the others stay out, and
+    /// fail their rows): the one place a certificate read from the store is checked.
+    private func remember(_ certificates: [[UInt8]: [UInt8]]) -> [[UInt8]: [UInt8]] {
+        let checked = certificates.filter { SHA256.hash($0.value) == $0.key }
         lock.lock()
         defer { lock.unlock() }
-        for (digest, der) in certificates where SHA256.hash(der) == digest {
+        for (digest, der) in checked {
             if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
             cache[digest] = der
         }
+        return checked
     }
 
     /// Runs `body`, naming `row` in its error.
