@@ -65,32 +65,51 @@ struct CompactPayload: Sendable, Hashable {
         }
     }
 
-    /// The certificate digests `body` references (inflating it).
-    /// - Throws: ``NotificationStoreError/Code/corrupt`` when the body is damaged.
-    static func certificateDigests(body: [UInt8]) throws(NotificationStoreError) -> [[UInt8]] {
-        var reader = TokenReassembly(try inflate(body), from: 0, certificates: [], limit: maximumBytes)
-        return try digests(&reader)
+    /// A body inflated once: the certificate digests it references and where its token starts,
+    /// so that a reader can learn the digests, fetch the certificates, then rebuild, without
+    /// inflating twice.
+    struct Inflated {
+        /// The inflated body: the digest table, then the token's compact form.
+        let inner: [UInt8]
+        /// The digests of the certificates the token references, in table order.
+        let digests: [[UInt8]]
+        /// Where the token's compact form starts in ``inner``.
+        let tokenStart: Int
+
+        /// Inflates `body` and reads its digest table.
+        /// - Throws: ``NotificationStoreError/Code/corrupt`` when the body is damaged.
+        init(body: [UInt8]) throws(NotificationStoreError) {
+            inner = try CompactPayload.inflate(body)
+            var table = TokenReassembly(inner, from: 0, certificates: [], limit: CompactPayload.maximumBytes)
+            digests = try CompactPayload.digests(&table)
+            tokenStart = inner.count - table.remaining
+        }
     }
 
     /// The original bytes of a compact row: `body` rebuilt with the certificates `certificate`
+    /// finds by digest, checked against `digest` (see ``rebuild(_:digest:certificate:)``).
+    static func rebuild(body: [UInt8], digest: [UInt8], certificate: ([UInt8]) throws(NotificationStoreError) -> [UInt8]?)
+        throws(NotificationStoreError) -> [UInt8]
+    {
+        try rebuild(try Inflated(body: body), digest: digest, certificate: certificate)
+    }
+
+    /// The original bytes of an inflated compact row, rebuilt with the certificates `certificate`
     /// finds by digest (each already checked against its digest by the caller, once for all the
     /// rows that name it), checked against `digest`.
     /// - Throws: ``NotificationStoreError/Code/corrupt`` when the body is damaged, a certificate is
     ///   missing, or the bytes rebuilt are not those stored; what `certificate` throws.
-    static func rebuild(body: [UInt8], digest: [UInt8], certificate: ([UInt8]) throws(NotificationStoreError) -> [UInt8]?)
+    static func rebuild(_ inflated: Inflated, digest: [UInt8], certificate: ([UInt8]) throws(NotificationStoreError) -> [UInt8]?)
         throws(NotificationStoreError) -> [UInt8]
     {
-        let inner = try inflate(body)
-        var table = TokenReassembly(inner, from: 0, certificates: [], limit: maximumBytes)
         var certificates: [[UInt8]] = []
-        for wanted in try digests(&table) {
+        for wanted in inflated.digests {
             guard let der = try certificate(wanted) else {
                 throw NotificationStoreError(.corrupt, "certificate \(Hex.encode(wanted)) is missing from the store")
             }
             certificates.append(der)
         }
-        let start = inner.count - table.remaining
-        var reader = TokenReassembly(inner, from: start, certificates: certificates, limit: maximumBytes)
+        var reader = TokenReassembly(inflated.inner, from: inflated.tokenStart, certificates: certificates, limit: maximumBytes)
         let token = try reader.token(depth: 0)
         guard reader.isAtEnd else { throw NotificationStoreError(.corrupt, "the compact form has bytes after its token") }
         guard SHA256.hash(token) == digest else {
@@ -100,7 +119,7 @@ struct CompactPayload: Sendable, Hashable {
     }
 
     /// Reads the digest table at the start of an inflated body.
-    private static func digests(_ reader: inout TokenReassembly) throws(NotificationStoreError) -> [[UInt8]] {
+    fileprivate static func digests(_ reader: inout TokenReassembly) throws(NotificationStoreError) -> [[UInt8]] {
         let count = try reader.varint()
         guard count <= 64 else { throw NotificationStoreError(.corrupt, "the compact form names too many certificates") }
         var digests: [[UInt8]] = []
@@ -122,7 +141,7 @@ struct CompactPayload: Sendable, Hashable {
     }
 
     /// The inflated inner bytes of `body`: exactly the size it declares, at most ``maximumBytes``.
-    private static func inflate(_ body: [UInt8]) throws(NotificationStoreError) -> [UInt8] {
+    fileprivate static func inflate(_ body: [UInt8]) throws(NotificationStoreError) -> [UInt8] {
         var header = TokenReassembly(body, from: 0, certificates: [], limit: maximumBytes)
         guard try header.byte() == version else { throw NotificationStoreError(.corrupt, "the compact form has an unknown version") }
         let declared = try header.varint()

@@ -20,13 +20,19 @@ final class CompactRows: @unchecked Sendable {
     func notifications(
         _ rows: [NotificationColumns.ReadRow], fetch: ([[UInt8]]) throws(NotificationStoreError) -> [[UInt8]: [UInt8]]
     ) throws(NotificationStoreError) -> [StoredNotification] {
+        // Each compact row inflated once: its digests first (to fetch what is not cached), then
+        // its token rebuilt from the same inflated bytes.
+        var inflated: [CompactPayload.Inflated?] = []
+        inflated.reserveCapacity(rows.count)
         var wanted: [[UInt8]] = []
         for row in rows {
-            guard let compact = row.compact else { continue }
-            let digests = try Self.naming(row) { () throws(NotificationStoreError) in
-                try CompactPayload.certificateDigests(body: compact.body)
+            guard let compact = row.compact else {
+                inflated.append(nil)
+                continue
             }
-            wanted += digests
+            let form = try Self.naming(row) { () throws(NotificationStoreError) in try CompactPayload.Inflated(body: compact.body) }
+            inflated.append(form)
+            wanted += form.digests
         }
         var known = cached(wanted)
         var altered: Set<[UInt8]> = []
@@ -39,13 +45,13 @@ final class CompactRows: @unchecked Sendable {
         }
         var notifications: [StoredNotification] = []
         notifications.reserveCapacity(rows.count)
-        for row in rows {
+        for (row, form) in zip(rows, inflated) {
             guard var notification = row.notification else {
                 throw Self.failure(row, NotificationStoreError(.corrupt, "its payload columns name no format this version reads"))
             }
-            if let compact = row.compact {
+            if let compact = row.compact, let form {
                 let bytes = try Self.naming(row) { () throws(NotificationStoreError) in
-                    try CompactPayload.rebuild(body: compact.body, digest: compact.digest) { (wanted) throws(NotificationStoreError) in
+                    try CompactPayload.rebuild(form, digest: compact.digest) { (wanted) throws(NotificationStoreError) in
                         guard !altered.contains(wanted) else {
                             throw NotificationStoreError(.corrupt, "certificate \(Hex.encode(wanted)) does not match its digest")
                         }
