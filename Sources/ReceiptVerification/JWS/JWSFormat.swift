@@ -96,6 +96,8 @@ public protocol AppStoreSignedPayload: JWSPayload {
 }
 
 extension AppStoreSignedPayload {
+    /// The kind's name (``AppStorePayloadKind/displayName``): `transaction`, `renewal info`, …
+    public static var payloadName: String { payloadKind.displayName }
     /// No nested tokens.
     public var nestedTokens: [NestedToken] { [] }
     /// `the signedDate`.
@@ -105,8 +107,6 @@ extension AppStoreSignedPayload {
 extension JWSTransaction: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/transaction``.
     public static var payloadKind: AppStorePayloadKind { .transaction }
-    /// `transaction`.
-    public static var payloadName: String { "transaction" }
     /// `signedDate`.
     public var validationDate: JWSDate? { signedDate }
     /// Bundle id, environment, app account token and device verification.
@@ -121,8 +121,6 @@ extension JWSTransaction: AppStoreSignedPayload {
 extension JWSRenewalInfo: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/renewalInfo``.
     public static var payloadKind: AppStorePayloadKind { .renewalInfo }
-    /// `renewal info`.
-    public static var payloadName: String { "renewal info" }
     /// `signedDate`.
     public var validationDate: JWSDate? { signedDate }
     /// Environment, app account token and device verification (renewal info names no bundle id,
@@ -137,8 +135,6 @@ extension JWSRenewalInfo: AppStoreSignedPayload {
 extension AppTransaction: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/appTransaction``.
     public static var payloadKind: AppStorePayloadKind { .appTransaction }
-    /// `app transaction`.
-    public static var payloadName: String { "app transaction" }
     /// `the receiptCreationDate`.
     public static var validationDateName: String { "the receiptCreationDate" }
     /// `receiptCreationDate`, as Apple's verifier uses.
@@ -155,8 +151,6 @@ extension AppTransaction: AppStoreSignedPayload {
 extension NotificationPayload: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/notification``.
     public static var payloadKind: AppStorePayloadKind { .notification }
-    /// `notification`.
-    public static var payloadName: String { "notification" }
     /// `the signedDate (or, for early-2022 notifications that have none, the signed transaction's)`.
     public static var validationDateName: String { "the signedDate" }
 

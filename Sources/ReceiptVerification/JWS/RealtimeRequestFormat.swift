@@ -7,8 +7,6 @@ public import JWS
 extension RealtimeRequest: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/realtimeRequest``.
     public static var payloadKind: AppStorePayloadKind { .realtimeRequest }
-    /// `real-time request`.
-    public static var payloadName: String { "real-time request" }
     /// `signedDate`.
     public var validationDate: JWSDate? { signedDate }
     /// App Apple id and environment: a real-time request names no bundle id, so Apple asks every
