@@ -33,42 +33,37 @@ public struct JSONWriter: Sendable {
     /// Starts an object (as an array element or at top level).
     public mutating func beginObject() {
         beforeValue()
-        output.append(UInt8(ascii: "{"))
-        level += 1
-        needsComma = false
+        open(UInt8(ascii: "{"))
     }
 
     /// Starts an object as the value of `key`.
     public mutating func beginObject(_ key: String) {
         writeKey(key)
-        output.append(UInt8(ascii: "{"))
-        level += 1
-        needsComma = false
+        open(UInt8(ascii: "{"))
     }
 
     /// Ends the current object.
-    public mutating func endObject() {
-        level -= 1
-        if needsComma { newline() }
-        output.append(UInt8(ascii: "}"))
-        needsComma = true
-    }
+    public mutating func endObject() { close(UInt8(ascii: "}")) }
 
     /// Starts an array as the value of `key`.
     public mutating func beginArray(_ key: String) {
         writeKey(key)
-        output.append(UInt8(ascii: "["))
+        open(UInt8(ascii: "["))
+    }
+
+    /// Ends the current array.
+    public mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    mutating func open(_ bracket: UInt8) {
+        output.append(bracket)
         level += 1
         needsComma = false
     }
 
-    /// Ends the current array.
-    public mutating func endArray() { endObject(closing: "]") }
-
-    mutating func endObject(closing: Character) {
+    mutating func close(_ bracket: UInt8) {
         level -= 1
         if needsComma { newline() }
-        output.append(contentsOf: Array(String(closing).utf8))
+        output.append(bracket)
         needsComma = true
     }
 

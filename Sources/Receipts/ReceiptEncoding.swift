@@ -67,15 +67,35 @@ struct PayloadEncoder {
         let value: [UInt8]
     }
 
-    mutating func encode(_ receipt: AppReceipt) -> [UInt8] {
+    /// The attributes of one SET in model order: each with the version it was read with (1 when
+    /// none was recorded), and an empty IA5String for a date that was read empty.
+    struct Entries {
+        static let emptyIA5String: [UInt8] = {
+            var writer = DERWriter()
+            writer.appendIA5String("")
+            return writer.bytes
+        }()
+
+        let versions: [Int: Int]
+        let emptyDates: Set<Int>
         var entries: [Entry] = []
-        let v = receipt.attributeVersions
-        let emptyDates = receipt.emptyDateAttributeTypes
-        func add(_ type: Int, _ value: [UInt8]?) {
-            if let value = value ?? (emptyDates.contains(type) ? ia5("") : nil) {
-                entries.append(Entry(type: type, version: v[type] ?? 1, value: value))
+
+        mutating func add(_ type: Int, _ value: [UInt8]?) {
+            if let value = value ?? (emptyDates.contains(type) ? Entries.emptyIA5String : nil) {
+                entries.append(Entry(type: type, version: versions[type] ?? 1, value: value))
             }
         }
+
+        mutating func addUnknown(_ attributes: [ReceiptAttribute]) {
+            for attribute in attributes {
+                entries.append(Entry(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
+            }
+        }
+    }
+
+    mutating func encode(_ receipt: AppReceipt) -> [UInt8] {
+        var list = Entries(versions: receipt.attributeVersions, emptyDates: receipt.emptyDateAttributeTypes)
+        func add(_ type: Int, _ value: [UInt8]?) { list.add(type, value) }
         add(0, receipt.receiptType.map(utf8))
         add(1, receipt.appItemID.map(integer))
         add(2, receipt.bundleIdentifierData ?? receipt.bundleIdentifier.map(utf8))
@@ -92,24 +112,16 @@ struct PayloadEncoder {
         add(19, receipt.originalAppVersion.map(utf8))
         add(21, receipt.expirationDate.map(date))
         add(25, receipt.undocumentedInteger25.map(integer))
-        for attribute in receipt.unknownAttributes {
-            entries.append(Entry(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
-        }
+        list.addUnknown(receipt.unknownAttributes)
         for purchase in receipt.inAppPurchases {
-            entries.append(Entry(type: 17, version: v[17] ?? 1, value: encode(purchase)))
+            list.add(17, encode(purchase))
         }
-        return set(entries)
+        return set(list.entries)
     }
 
     func encode(_ purchase: InAppPurchase) -> [UInt8] {
-        var entries: [Entry] = []
-        let v = purchase.attributeVersions
-        let emptyDates = purchase.emptyDateAttributeTypes
-        func add(_ type: Int, _ value: [UInt8]?) {
-            if let value = value ?? (emptyDates.contains(type) ? ia5("") : nil) {
-                entries.append(Entry(type: type, version: v[type] ?? 1, value: value))
-            }
-        }
+        var list = Entries(versions: purchase.attributeVersions, emptyDates: purchase.emptyDateAttributeTypes)
+        func add(_ type: Int, _ value: [UInt8]?) { list.add(type, value) }
         let empty = options.emptyStringsForAbsentDates ? ia5("") : nil
         add(1701, purchase.quantity.map(integer))
         add(1702, purchase.productIdentifier.map(utf8))
@@ -126,10 +138,8 @@ struct PayloadEncoder {
         add(1720, purchase.cancellationReason.map { integer($0.rawValue) })
         add(1721, purchase.promotionalOfferIdentifier.map(utf8))
         add(1722, purchase.undocumentedInteger1722.map(integer))
-        for attribute in purchase.unknownAttributes {
-            entries.append(Entry(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
-        }
-        return set(entries)
+        list.addUnknown(purchase.unknownAttributes)
+        return set(list.entries)
     }
 
     /// The attribute SET: sorted (DER) or in model order (BER, as Xcode writes it).

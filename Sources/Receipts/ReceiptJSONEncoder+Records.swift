@@ -219,6 +219,30 @@ extension ReceiptJSONEncoder {
         }
     }
 
+    /// `"key":` and the string, when there is one.
+    @inline(__always)
+    mutating func field(_ name: StaticString, string value: String?) {
+        guard let value else { return }
+        key(name)
+        string(value)
+    }
+
+    /// `"key":` and the number, when there is one.
+    @inline(__always)
+    mutating func field(_ name: StaticString, decimal value: Int64?) {
+        guard let value else { return }
+        key(name)
+        decimal(value)
+    }
+
+    /// `"key":` and the bytes in base64, when there are some.
+    @inline(__always)
+    mutating func field(_ name: StaticString, base64 value: [UInt8]?) {
+        guard let value else { return }
+        key(name)
+        base64(value[...])
+    }
+
     /// The `receipt` object, as the tests' plain writer (`AppReceipt.writeReferenceJSON`) writes it.
     mutating func write(_ r: AppReceipt, key name: String?, options: ReceiptJSONOptions) {
         if let name {
@@ -230,66 +254,28 @@ extension ReceiptJSONEncoder {
             beginObject()
         }
         let f = r.box.fields
-        if let receiptType = f.receiptType {
-            key("\"receipt_type\":")
-            string(receiptType)
-        }
-        if let appItemID = f.appItemID {
-            key("\"adam_id\":")
-            decimal(appItemID)
-            key("\"app_item_id\":")
-            decimal(appItemID)
-        }
-        if let bundleIdentifier = f.bundleIdentifier {
-            key("\"bundle_id\":")
-            string(bundleIdentifier)
-        }
-        if let appVersion = f.appVersion {
-            key("\"application_version\":")
-            string(appVersion)
-        }
-        if let downloadID = f.downloadID {
-            key("\"download_id\":")
-            decimal(downloadID)
-        }
-        if let versionExternalIdentifier = f.versionExternalIdentifier {
-            key("\"version_external_identifier\":")
-            decimal(versionExternalIdentifier)
-        }
+        field("\"receipt_type\":", string: f.receiptType)
+        field("\"adam_id\":", decimal: f.appItemID)
+        field("\"app_item_id\":", decimal: f.appItemID)
+        field("\"bundle_id\":", string: f.bundleIdentifier)
+        field("\"application_version\":", string: f.appVersion)
+        field("\"download_id\":", decimal: f.downloadID)
+        field("\"version_external_identifier\":", decimal: f.versionExternalIdentifier)
         dateTriplet(.receiptCreation, f.creationDate)
         dateTriplet(.request, options.requestDate)
         dateTriplet(.originalPurchase, f.originalPurchaseDate)
-        if let originalAppVersion = f.originalAppVersion {
-            key("\"original_application_version\":")
-            string(originalAppVersion)
-        }
+        field("\"original_application_version\":", string: f.originalAppVersion)
         dateTriplet(.expiration, f.expirationDate)
         if options.includeReceiptOnlyFields {
-            if let opaqueValue = f.opaqueValue {
-                key("\"opaque_value\":")
-                base64(opaqueValue[...])
-            }
-            if let sha1Hash = f.sha1Hash {
-                key("\"sha1_hash\":")
-                base64(sha1Hash[...])
-            }
+            field("\"opaque_value\":", base64: f.opaqueValue)
+            field("\"sha1_hash\":", base64: f.sha1Hash)
             if let data = f.bundleIdentifierData, data != AppReceipt.canonicalBundleData(f.bundleIdentifier) {
-                key("\"bundle_id_data\":")
-                base64(data[...])
+                field("\"bundle_id_data\":", base64: data)
             }
-            if let ageRating = f.ageRating {
-                key("\"age_rating\":")
-                string(ageRating)
-            }
+            field("\"age_rating\":", string: f.ageRating)
             dateTriplet(.undocumented8, f.undocumentedDate8)
-            if let value = f.undocumentedInteger13 {
-                key("\"undocumented_integer_13\":")
-                decimal(value)
-            }
-            if let value = f.undocumentedInteger25 {
-                key("\"undocumented_integer_25\":")
-                decimal(value)
-            }
+            field("\"undocumented_integer_13\":", decimal: f.undocumentedInteger13)
+            field("\"undocumented_integer_25\":", decimal: f.undocumentedInteger25)
             attributeVersions(f.attributeVersions)
             emptyDates(f.emptyDateMask, base: 0)
             unknownAttributes(f.unknown)
