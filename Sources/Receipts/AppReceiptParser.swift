@@ -331,10 +331,15 @@ struct AppReceiptParser {
         let views = c.raw.count < Int(UnknownAttributes.recordFlag) ? shared : nil
         while !set.isAtEnd {
             let a = try nextAttribute(&set, c)
-            if a.type >= 0 && a.type < 64 && a.type != 17,
-                try Self.noteSingleValued(a, bit: 1 << UInt64(a.type), of: Self.singleValuedReceiptTypes, seen: &seen, c, "attribute")
-            {
-                receipt.attributeVersions[a.type] = a.version
+            if a.type >= 0 && a.type < 64 && a.type != 17 {
+                let bit: UInt64 = 1 << UInt64(a.type)
+                if AppReceiptParser.singleValuedReceiptTypes & bit != 0 {
+                    guard seen & bit == 0 else {
+                        throw c.fail(.duplicateAttribute, a, "attribute \(a.type) occurs more than once")
+                    }
+                    seen |= bit
+                    if a.version != 1 { receipt.attributeVersions[a.type] = a.version }
+                }
             }
             switch a.type {
             case 0: receipt.receiptType = try c.string(a)
@@ -384,19 +389,6 @@ struct AppReceiptParser {
         receipt.envelope = envelope
     }
 
-    /// Notes an attribute whose `bit` is among the `singleValued` ones in `seen`, and throws
-    /// `duplicateAttribute` on its second occurrence. Returns whether its version must be kept (a
-    /// single-valued attribute read with a version other than 1).
-    @inline(__always)
-    static func noteSingleValued<Bits: FixedWidthInteger>(
-        _ a: Attribute, bit: Bits, of singleValued: Bits, seen: inout Bits, _ c: Context, _ label: StaticString
-    ) throws(ReceiptError) -> Bool {
-        guard singleValued & bit != 0 else { return false }
-        guard seen & bit == 0 else { throw c.fail(.duplicateAttribute, a, "\(label) \(a.type) occurs more than once") }
-        seen |= bit
-        return a.version != 1
-    }
-
     mutating func parsePurchase(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> InAppPurchase {
         var set: ASN1RawReader
         let value = attribute.value
@@ -414,10 +406,15 @@ struct AppReceiptParser {
         while !set.isAtEnd {
             let a = try nextAttribute(&set, c)
             let slot = a.type &- 1701
-            if slot >= 0 && slot < 32,
-                try Self.noteSingleValued(a, bit: 1 << UInt32(slot), of: Self.singleValuedPurchaseSlots, seen: &seen, c, "in-app attribute")
-            {
-                purchase.attributeVersions[a.type] = a.version
+            if slot >= 0 && slot < 32 {
+                let bit: UInt32 = 1 << UInt32(slot)
+                if AppReceiptParser.singleValuedPurchaseSlots & bit != 0 {
+                    guard seen & bit == 0 else {
+                        throw c.fail(.duplicateAttribute, a, "in-app attribute \(a.type) occurs more than once")
+                    }
+                    seen |= bit
+                    if a.version != 1 { purchase.attributeVersions[a.type] = a.version }
+                }
             }
             switch a.type {
             case 1701: purchase.quantity = try c.integer(a)
