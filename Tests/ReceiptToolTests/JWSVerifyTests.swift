@@ -7,9 +7,7 @@ import Testing
 /// token carries.
 enum JWSToolHelpers {
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("jws-tool-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        TestSupport.temporaryDirectory("jwstool")
     }
 
     /// Each line of `text` parsed as a JSON object.

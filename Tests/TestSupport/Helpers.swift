@@ -37,12 +37,21 @@ package struct TestError: Error, Equatable {
     package init(_ name: String) { self.name = name }
 }
 
-/// A fresh temporary directory per call, named after the calling test target and `label`.
+/// The folder every ``temporaryDirectory(_:fileID:)`` of this test process lies in, removed when
+/// the process exits normally (a crashed run leaves it, for its files to be looked at).
+private let testProcessDirectory: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("rmstore-tests-\(getpid())")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(at: testProcessDirectory) }
+    return url
+}()
+
+/// A fresh temporary directory per call, named after the calling test target and `label`, inside
+/// this process's folder (removed at exit).
 package func temporaryDirectory(_ label: String = #function, fileID: String = #fileID) -> URL {
     let safe = label.filter { $0.isLetter || $0.isNumber }
     let module = fileID.split(separator: "/").first.map(String.init) ?? "Tests"
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("\(module)-\(safe)-\(UUID().uuidString)")
+    let url = testProcessDirectory.appendingPathComponent("\(module)-\(safe)-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }

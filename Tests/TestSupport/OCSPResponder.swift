@@ -29,7 +29,7 @@ package final class OCSPTestBed: @unchecked Sendable {
     /// Generates the PKI (`jws`: Apple's JWS shape, else RSA receipts), writes its files and an
     /// index with `revoked` (`"leaf"`, `"intermediate"`) revoked, and starts everything.
     package init(jws: Bool = true, revoked: Set<String> = [], days: Int = 1) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-\(UUID().uuidString)")
+        directory = temporaryDirectory("ocsp")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         leafProxy = try OCSPProxy()
         intermediateProxy = try OCSPProxy()
