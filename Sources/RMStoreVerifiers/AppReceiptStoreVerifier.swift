@@ -307,14 +307,7 @@ struct AppReceiptChecker: Sendable {
         }
         let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.validationTime)
         guard verdict.isValid, let receipt = verdict.receipt else {
-            let failures = verdict.failures
-            let named =
-                failures.isEmpty
-                ? "a required check did not run"
-                : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
-            return .failure(
-                StoreVerifierError(
-                    .receiptInvalid, "The app receipt failed verification: \(named)", failedChecks: failures))
+            return .failure(StoreVerifierError(.receiptInvalid, "The app receipt failed verification", naming: verdict.failures))
         }
         return .success(receipt)
     }
@@ -369,9 +362,7 @@ enum ReceiptFile {
             return .failure(StoreVerifierError(.receiptMissing, "There is no app receipt at \(url.path)"))
         } catch .tooLarge {
             let check = VerificationCheck(name: .parse, passed: false, reason: "the file is larger than \(limit) bytes")
-            return .failure(
-                StoreVerifierError(
-                    .receiptInvalid, "The app receipt failed verification: parse (\(check.reason))", failedChecks: [check]))
+            return .failure(StoreVerifierError(.receiptInvalid, "The app receipt failed verification", naming: [check]))
         } catch {
             return .failure(
                 StoreVerifierError(

@@ -205,16 +205,10 @@ struct JWSTransactionChecker: Sendable {
             appAccountToken: transaction.payment.appAccountToken?.uuidString)
         let verdict = verifier.verify(token: token, expecting: expectations, at: configuration.validationTime)
         guard verdict.isValid, let payload = verdict.value() as JWSTransaction? else {
-            let failures = verdict.failures
-            let named =
-                failures.isEmpty
-                ? "a required check did not run"
-                : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
             return Outcome(
                 verdict: verdict,
                 result: .failure(
-                    StoreVerifierError(
-                        .signedTransactionInvalid, "The signed transaction failed verification: \(named)", failedChecks: failures)))
+                    StoreVerifierError(.signedTransactionInvalid, "The signed transaction failed verification", naming: verdict.failures)))
         }
         return Outcome(verdict: verdict, result: Self.match(payload, to: transaction).map { payload })
     }
@@ -262,10 +256,8 @@ struct JWSTransactionChecker: Sendable {
                     reason: "the signed transaction is for \(quantity) item(s), the payment for \(transaction.payment.quantity)"))
         }
         guard failures.isEmpty else {
-            let list = failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
             return .failure(
-                StoreVerifierError(
-                    .signedTransactionMismatch, "The signed transaction is for another purchase: \(list)", failedChecks: failures))
+                StoreVerifierError(.signedTransactionMismatch, "The signed transaction is for another purchase", naming: failures))
         }
         if let revoked = payload.revocationDate {
             let reason = payload.revocationReason.map { " (reason \($0.rawValue))" } ?? ""

@@ -131,14 +131,7 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
             productIdentifiers: [transaction.productIdentifier], allowedEnvironments: configuration.allowedEnvironments)
         let verdict = verifier.verify(receipt, expecting: expectations, at: time)
         guard verdict.isValid, let parsed = verdict.receipt else {
-            let failures = verdict.failures
-            let named =
-                failures.isEmpty
-                ? "a required check did not run"
-                : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
-            return StoreVerifierError(
-                .receiptInvalid, "The transaction receipt failed verification: \(named)", failedChecks: failures
-            ).asFailure
+            return StoreVerifierError(.receiptInvalid, "The transaction receipt failed verification", naming: verdict.failures).asFailure
         }
         return match(parsed.purchaseInfo, transaction: transaction, configuration: configuration, source: "The transaction receipt")
     }

@@ -87,6 +87,8 @@ extension URL {
         #expect(detail.code == .receiptInvalid)
         #expect(detail.failedCheckNames.contains(mismatch.check), "\(detail)")
         #expect(detail.message.contains(mismatch.check.rawValue))
+        let named = detail.failedChecks.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
+        #expect(detail.message == "The app receipt failed verification: \(named)")
         let storeError = try #require(recorder.failures.first?.1 as? StoreError)
         #expect(storeError.message.contains(mismatch.check.rawValue))
         #expect(f.sim.refreshRequestCount == 1)
