@@ -4,7 +4,7 @@
 public import Foundation
 import Internals
 public import RMStore
-public import ReceiptVerification
+import ReceiptVerification
 public import Receipts
 
 /// Verifies purchased and restored transactions against the app receipt (iOS 7+ style), for the
@@ -15,7 +15,7 @@ public import Receipts
 ///    `ReceiptLimits.maximumInputSize` bytes).
 /// 2. `ReceiptVerification.AppReceiptVerifier` checks the PKCS#7 signature over the payload, the
 ///    certificate chain to one of the configured anchors at the validation time, the chain policy
-///    (``Configuration/policy``), and the receipt's bundle identifier, app version, device hash,
+///    (``Configuration/trust``, ``StoreVerifierTrust/policy``), and the receipt's bundle identifier, app version, device hash,
 ///    environment and expiration date against the configuration.
 /// 3. The receipt must hold **this transaction**, by transaction identifier (RMStore accepted any
 ///    purchase of the same product, so an old purchase validated a new charge):
@@ -81,14 +81,9 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
         /// App Review and TestFlight run production builds with sandbox receipts. Xcode receipts
         /// prove nothing about a real purchase and are not allowed by default.
         public var allowedEnvironments: Set<ReceiptEnvironment>
-        /// The certificates trusted. Default: the bundled Apple roots.
-        public var anchors: TrustAnchorSource
-        /// The chain policy. Default `.appStore` (a chain of three with Apple's marker OIDs).
-        public var policy: VerificationPolicy
-        /// The instant the chain must be valid at. Default: the receipt creation date.
-        public var validationTime: ValidationTime
-        /// Where validated chains are cached (`nil`: none). The signature is checked every time.
-        public var cache: ChainCache?
+        /// Whom the receipt's chain must lead to, under which policy, at what time. Default: Apple's
+        /// (the bundled roots, `.appStore`, the receipt's creation date, the shared chain cache).
+        public var trust: StoreVerifierTrust
         /// Parser bounds for the untrusted receipt file.
         public var limits: ReceiptLimits
 
@@ -99,10 +94,7 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
             appVersion: String,
             deviceIdentifier: DeviceIdentifier,
             allowedEnvironments: Set<ReceiptEnvironment> = [.production, .sandbox],
-            anchors: TrustAnchorSource = .bundledAppleRoots,
-            policy: VerificationPolicy = .appStore,
-            validationTime: ValidationTime = .signedDate,
-            cache: ChainCache? = .shared,
+            trust: StoreVerifierTrust = StoreVerifierTrust(),
             limits: ReceiptLimits = .default
         ) {
             self.receiptURL = receiptURL
@@ -110,10 +102,7 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
             self.appVersion = appVersion
             self.deviceIdentifier = deviceIdentifier
             self.allowedEnvironments = allowedEnvironments
-            self.anchors = anchors
-            self.policy = policy
-            self.validationTime = validationTime
-            self.cache = cache
+            self.trust = trust
             self.limits = limits
         }
     }
@@ -264,14 +253,9 @@ struct AppReceiptChecker: Sendable {
 
     init(configuration: AppReceiptStoreVerifier.Configuration) {
         self.configuration = configuration
-        verifier = configuration.anchors.load()
-            .map { AppReceiptVerifier(anchors: $0, policy: configuration.policy, cache: configuration.cache, limits: configuration.limits) }
-            .mapError { error in
-                StoreVerifierError(
-                    .anchorsUnavailable,
-                    "The trust anchors could not be loaded (\(error.code)): \(error); no receipt can be verified",
-                    underlying: error)
-            }
+        let trust = configuration.trust
+        verifier = trust.loadAnchors(consequence: "no receipt can be verified")
+            .map { AppReceiptVerifier(anchors: $0, policy: trust.policy, cache: trust.cache, limits: configuration.limits) }
         expectations = ReceiptExpectations(
             bundleIdentifier: configuration.bundleIdentifier,
             appVersion: configuration.appVersion,
@@ -305,7 +289,7 @@ struct AppReceiptChecker: Sendable {
         case .success(let read): bytes = read
         case .failure(let error): return .failure(error)
         }
-        let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.validationTime)
+        let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.trust.validationTime)
         guard verdict.isValid, let receipt = verdict.receipt else {
             return .failure(StoreVerifierError(.receiptInvalid, "The app receipt failed verification", naming: verdict.failures))
         }

@@ -15,7 +15,7 @@ public import ReceiptVerification
 ///    (``StoreVerifierError/Code/signedTransactionMissing``), never a silent pass.
 /// 2. `ReceiptVerification.JWSTransactionVerifier` checks the compact JWS: `alg` ES256, the `x5c`
 ///    chain (the root it carries is never trusted: the chain must end at one of the configured
-///    anchors, byte for byte, at the validation time), the chain policy (``Configuration/policy``:
+///    anchors, byte for byte, at the validation time), the chain policy (``Configuration/trust``, ``StoreVerifierTrust/policy``:
 ///    Apple's marker OIDs), the ES256 signature over exactly the signed bytes, then the payload's
 ///    `bundleId` (``Configuration/bundleIdentifier``), `environment`
 ///    (``Configuration/allowedEnvironments``, compared without regard to case) and, when the
@@ -63,16 +63,9 @@ public final class JWSTransactionStoreVerifier: ReceiptVerifier {
         /// and TestFlight run production builds in the sandbox). Xcode's StoreKit testing proves
         /// nothing about a real purchase and is not allowed by default.
         public var allowedEnvironments: Set<Environment>
-        /// The certificates trusted. Default: the bundled Apple roots (Apple Root CA - G3 signs
-        /// every App Store JWS).
-        public var anchors: TrustAnchorSource
-        /// The chain policy. Default `.appStore` (leaf, WWDR intermediate, root, with Apple's
-        /// marker OIDs); `.xcode` for Xcode's self-signed StoreKit testing certificate.
-        public var policy: VerificationPolicy
-        /// The instant the chain must be valid at. Default: the JWS's `signedDate`.
-        public var validationTime: ValidationTime
-        /// Where validated chains are cached (`nil`: none). The signature is checked every time.
-        public var cache: ChainCache?
+        /// Whom the `x5c` chain must lead to, under which policy, at what time. Default: Apple's
+        /// (the bundled roots, `.appStore`, the JWS's `signedDate`, the shared chain cache).
+        public var trust: StoreVerifierTrust
         /// Bounds applied while reading the untrusted token.
         public var limits: JWSLimits
 
@@ -80,18 +73,12 @@ public final class JWSTransactionStoreVerifier: ReceiptVerifier {
         public init(
             bundleIdentifier: String,
             allowedEnvironments: Set<Environment> = [.production, .sandbox],
-            anchors: TrustAnchorSource = .bundledAppleRoots,
-            policy: VerificationPolicy = .appStore,
-            validationTime: ValidationTime = .signedDate,
-            cache: ChainCache? = .shared,
+            trust: StoreVerifierTrust = StoreVerifierTrust(),
             limits: JWSLimits = .default
         ) {
             self.bundleIdentifier = bundleIdentifier
             self.allowedEnvironments = allowedEnvironments
-            self.anchors = anchors
-            self.policy = policy
-            self.validationTime = validationTime
-            self.cache = cache
+            self.trust = trust
             self.limits = limits
         }
     }
@@ -174,16 +161,9 @@ struct JWSTransactionChecker: Sendable {
 
     init(configuration: JWSTransactionStoreVerifier.Configuration) {
         self.configuration = configuration
-        verifier = configuration.anchors.load()
-            .map {
-                JWSTransactionVerifier(anchors: $0, policy: configuration.policy, cache: configuration.cache, limits: configuration.limits)
-            }
-            .mapError { error in
-                StoreVerifierError(
-                    .anchorsUnavailable,
-                    "The trust anchors could not be loaded (\(error.code)): \(error); no signed transaction can be verified",
-                    underlying: error)
-            }
+        let trust = configuration.trust
+        verifier = trust.loadAnchors(consequence: "no signed transaction can be verified")
+            .map { JWSTransactionVerifier(anchors: $0, policy: trust.policy, cache: trust.cache, limits: configuration.limits) }
     }
 
     @concurrent
@@ -203,7 +183,7 @@ struct JWSTransactionChecker: Sendable {
         let expectations = JWSExpectations(
             bundleIdentifier: configuration.bundleIdentifier, environments: configuration.allowedEnvironments,
             appAccountToken: transaction.payment.appAccountToken?.uuidString)
-        let verdict = verifier.verify(token: token, expecting: expectations, at: configuration.validationTime)
+        let verdict = verifier.verify(token: token, expecting: expectations, at: configuration.trust.validationTime)
         guard verdict.isValid, let payload = verdict.value() as JWSTransaction? else {
             return Outcome(
                 verdict: verdict,
