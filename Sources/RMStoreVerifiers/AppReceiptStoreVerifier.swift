@@ -63,7 +63,7 @@ public import Receipts
 /// Main-actor isolated like the store. Reading and verifying the receipt run off the main actor;
 /// the completion and all state changes happen on the main actor.
 @MainActor
-public final class AppReceiptStoreVerifier: ReceiptVerifier {
+public final class AppReceiptStoreVerifier: AsyncReceiptVerifier {
     /// What the receipt must say and how it is checked. Nothing is read from the process (no main
     /// bundle, no system clock): everything is here.
     public struct Configuration: Sendable {
@@ -146,19 +146,10 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
         self.init(configuration: configuration, refresher: StoreReceiptRefresher(store: store))
     }
 
-    // MARK: - ReceiptVerifier
+    // MARK: - AsyncReceiptVerifier
 
-    /// Verifies `transaction` against the app receipt (see the type's documentation) and calls
-    /// `completion` once, on the main actor, never synchronously.
-    public func verify(
-        _ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void
-    ) {
-        Task { @MainActor in
-            completion(await self.verify(transaction))
-        }
-    }
-
-    /// Verifies `transaction` (async form of the protocol method): refresh once, retry once.
+    /// Verifies `transaction` against the app receipt (see the type's documentation): refresh
+    /// once, retry once.
     public func verify(_ transaction: PaymentTransaction) async -> VerificationResult {
         let first: StoreVerifierError
         switch await checker.check(transaction) {

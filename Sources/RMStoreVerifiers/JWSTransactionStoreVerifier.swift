@@ -52,7 +52,7 @@ public import ReceiptVerification
 /// Main-actor isolated like the store. Verification runs off the main actor; the completion and
 /// all state changes happen on the main actor, never synchronously.
 @MainActor
-public final class JWSTransactionStoreVerifier: ReceiptVerifier {
+public final class JWSTransactionStoreVerifier: AsyncReceiptVerifier {
     /// What the signed transactions must say and how they are checked. Nothing is read from the
     /// process (no main bundle, no system clock): everything is here.
     public struct Configuration: Sendable {
@@ -112,19 +112,9 @@ public final class JWSTransactionStoreVerifier: ReceiptVerifier {
         checker = JWSTransactionChecker(configuration: configuration)
     }
 
-    // MARK: - ReceiptVerifier
+    // MARK: - AsyncReceiptVerifier
 
-    /// Verifies `transaction` by its signed transaction (see the type's documentation) and calls
-    /// `completion` once, on the main actor, never synchronously.
-    public func verify(
-        _ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void
-    ) {
-        Task { @MainActor in
-            completion(await self.verify(transaction))
-        }
-    }
-
-    /// Verifies `transaction` (async form of the protocol method).
+    /// Verifies `transaction` by its signed transaction (see the type's documentation).
     public func verify(_ transaction: PaymentTransaction) async -> VerificationResult {
         do throws(StoreVerifierError) {
             _ = try await verifiedTransaction(for: transaction)

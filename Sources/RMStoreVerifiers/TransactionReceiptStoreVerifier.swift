@@ -49,7 +49,7 @@ public import VerifyReceipt
 /// Main-actor isolated like the store; the offline check and the network call run off the main
 /// actor, the completion runs on the main actor, never synchronously.
 @MainActor
-public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
+public final class TransactionReceiptStoreVerifier: AsyncReceiptVerifier {
     /// How the receipt is verified.
     public enum Method: Sendable {
         /// With no network: the signature and certificate chain, checked at `validationTime`
@@ -92,17 +92,7 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
         self.configuration = configuration
     }
 
-    /// Verifies `transaction` by its transaction receipt (see the type's documentation) and calls
-    /// `completion` once, on the main actor, never synchronously.
-    public func verify(
-        _ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void
-    ) {
-        Task { @MainActor in
-            completion(await self.verify(transaction))
-        }
-    }
-
-    /// Verifies `transaction` (async form of the protocol method).
+    /// Verifies `transaction` by its transaction receipt (see the type's documentation).
     public func verify(_ transaction: PaymentTransaction) async -> VerificationResult {
         guard let data = transaction.transactionReceipt, !data.isEmpty else {
             return StoreVerifierError(

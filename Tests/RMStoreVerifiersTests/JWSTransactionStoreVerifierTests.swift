@@ -510,6 +510,40 @@ func milliseconds(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSi
         // A verifier that answers twice is heard once.
         #expect(rejection(await CombinedStoreVerifier([TwiceAnsweringVerifier(), f.verifier]).verify(level)) == nil)
     }
+
+    /// The completion form every verifier here has from `AsyncReceiptVerifier`: the async form's
+    /// verdict, handed over once, on the main actor, never before `verify(_:completion:)` returns.
+    @Test func completionForm_handsOverTheAsyncVerdict_onceAndNeverSynchronously() async throws {
+        let f = try JWSFixture()
+        let level = try await f.buy(IDs.level)
+        var stripped = level
+        stripped.jwsRepresentation = nil
+        func outcome(_ result: VerificationResult) -> String {
+            switch result {
+            case .verified: "verified"
+            case .failed(let error): "failed \(StoreVerifierError.from(error)?.code.rawValue ?? "?")"
+            case .unableToComplete(let error): "no verdict \(StoreVerifierError.from(error)?.code.rawValue ?? "?")"
+            }
+        }
+        let verifiers: [any AsyncReceiptVerifier] = [f.verifier, CombinedStoreVerifier([f.verifier])]
+        for verifier in verifiers {
+            for (transaction, expected) in [(level, "verified"), (stripped, "failed signedTransactionMissing")] {
+                #expect(outcome(await verifier.verify(transaction)) == expected)
+                let heard = CompletionCalls()
+                let answer: VerificationResult = await withCheckedContinuation { continuation in
+                    verifier.verify(transaction) { result in
+                        heard.count += 1
+                        if heard.count == 1 { continuation.resume(returning: result) }
+                    }
+                    heard.returnedFirst = heard.count == 0
+                }
+                #expect(heard.returnedFirst)
+                #expect(outcome(answer) == expected)
+                await Task.yield()
+                #expect(heard.count == 1)
+            }
+        }
+    }
 }
 
 /// A verifier that breaks the protocol's contract: it answers `.verified` twice.
@@ -519,4 +553,11 @@ final class TwiceAnsweringVerifier: ReceiptVerifier {
         completion(.verified)
         completion(.verified)
     }
+}
+
+/// How often a completion was called, and whether `verify(_:completion:)` returned before the first call.
+@MainActor
+final class CompletionCalls {
+    var count = 0
+    var returnedFirst = false
 }
