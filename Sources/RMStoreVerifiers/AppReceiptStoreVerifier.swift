@@ -289,10 +289,7 @@ struct AppReceiptChecker: Sendable {
 
     /// The receipt's record of `transaction` (see `AppReceiptStoreVerifier` for the rules).
     static func match(_ transaction: PaymentTransaction, in receipt: AppReceipt) -> Result<InAppPurchase, StoreVerifierError> {
-        var identifiers = [transaction.identifier]
-        if transaction.state == .restored, let original = transaction.original?.identifier, original != transaction.identifier {
-            identifiers.append(original)
-        }
+        let identifiers = transaction.acceptedIdentifiers
         let records = receipt.inAppPurchases.filter { record in
             record.transactionIdentifier.map { identifiers.contains($0) } ?? false
         }

@@ -187,10 +187,7 @@ struct JWSTransactionChecker: Sendable {
     static func match(_ payload: JWSTransaction, to transaction: PaymentTransaction) -> Result<Void, StoreVerifierError> {
         var failures: [VerificationCheck] = []
         let restored = transaction.state == .restored
-        var accepted = [transaction.identifier]
-        if restored, let original = transaction.original?.identifier, original != transaction.identifier {
-            accepted.append(original)
-        }
+        let accepted = transaction.acceptedIdentifiers
         let named = [payload.transactionId] + (restored ? [payload.originalTransactionId] : [])
         if !named.contains(where: { $0.map(accepted.contains) ?? false }) {
             let expected = accepted.map { quoted($0) }.joined(separator: " or ")
@@ -238,9 +235,5 @@ struct JWSTransactionChecker: Sendable {
                     "The signed transaction of \(transaction.identifier) was refunded or revoked: \(check.reason)", failedChecks: [check]))
         }
         return .success(())
-    }
-
-    private static func quoted(_ text: String?) -> String {
-        text.map { "\"\($0)\"" } ?? "(none)"
     }
 }

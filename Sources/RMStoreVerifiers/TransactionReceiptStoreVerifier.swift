@@ -186,10 +186,7 @@ public final class TransactionReceiptStoreVerifier: AsyncReceiptVerifier {
         if info.productIdentifier != transaction.productIdentifier {
             mismatches.append("product-id \(quoted(info.productIdentifier)), expected \(quoted(transaction.productIdentifier))")
         }
-        var accepted: Set<String> = [transaction.identifier]
-        if transaction.state == .restored, let original = transaction.original?.identifier {
-            accepted.insert(original)
-        }
+        let accepted = transaction.acceptedIdentifiers
         let named = [info.transactionIdentifier] + (transaction.state == .restored ? [info.originalTransactionIdentifier] : [])
         if !named.contains(where: { $0.map(accepted.contains) ?? false }) {
             mismatches.append(
@@ -202,9 +199,5 @@ public final class TransactionReceiptStoreVerifier: AsyncReceiptVerifier {
             ).asFailure
         }
         return .verified
-    }
-
-    private nonisolated static func quoted(_ text: String?) -> String {
-        text.map { "\"\($0)\"" } ?? "(none)"
     }
 }
