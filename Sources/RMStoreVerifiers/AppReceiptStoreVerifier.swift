@@ -4,7 +4,7 @@
 public import Foundation
 import Internals
 public import RMStore
-public import ReceiptVerification
+import ReceiptVerification
 public import Receipts
 
 /// Verifies purchased and restored transactions against the app receipt (iOS 7+ style), for the
@@ -15,7 +15,7 @@ public import Receipts
 ///    `ReceiptLimits.maximumInputSize` bytes).
 /// 2. `ReceiptVerification.AppReceiptVerifier` checks the PKCS#7 signature over the payload, the
 ///    certificate chain to one of the configured anchors at the validation time, the chain policy
-///    (``Configuration/policy``), and the receipt's bundle identifier, app version, device hash,
+///    (``Configuration/trust``, ``StoreVerifierTrust/policy``), and the receipt's bundle identifier, app version, device hash,
 ///    environment and expiration date against the configuration.
 /// 3. The receipt must hold **this transaction**, by transaction identifier (RMStore accepted any
 ///    purchase of the same product, so an old purchase validated a new charge):
@@ -63,7 +63,7 @@ public import Receipts
 /// Main-actor isolated like the store. Reading and verifying the receipt run off the main actor;
 /// the completion and all state changes happen on the main actor.
 @MainActor
-public final class AppReceiptStoreVerifier: ReceiptVerifier {
+public final class AppReceiptStoreVerifier: AsyncReceiptVerifier {
     /// What the receipt must say and how it is checked. Nothing is read from the process (no main
     /// bundle, no system clock): everything is here.
     public struct Configuration: Sendable {
@@ -81,14 +81,9 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
         /// App Review and TestFlight run production builds with sandbox receipts. Xcode receipts
         /// prove nothing about a real purchase and are not allowed by default.
         public var allowedEnvironments: Set<ReceiptEnvironment>
-        /// The certificates trusted. Default: the bundled Apple roots.
-        public var anchors: TrustAnchorSource
-        /// The chain policy. Default `.appStore` (a chain of three with Apple's marker OIDs).
-        public var policy: VerificationPolicy
-        /// The instant the chain must be valid at. Default: the receipt creation date.
-        public var validationTime: ValidationTime
-        /// Where validated chains are cached (`nil`: none). The signature is checked every time.
-        public var cache: ChainCache?
+        /// Whom the receipt's chain must lead to, under which policy, at what time. Default: Apple's
+        /// (the bundled roots, `.appStore`, the receipt's creation date, the shared chain cache).
+        public var trust: StoreVerifierTrust
         /// Parser bounds for the untrusted receipt file.
         public var limits: ReceiptLimits
 
@@ -99,10 +94,7 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
             appVersion: String,
             deviceIdentifier: DeviceIdentifier,
             allowedEnvironments: Set<ReceiptEnvironment> = [.production, .sandbox],
-            anchors: TrustAnchorSource = .bundledAppleRoots,
-            policy: VerificationPolicy = .appStore,
-            validationTime: ValidationTime = .signedDate,
-            cache: ChainCache? = .shared,
+            trust: StoreVerifierTrust = StoreVerifierTrust(),
             limits: ReceiptLimits = .default
         ) {
             self.receiptURL = receiptURL
@@ -110,10 +102,7 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
             self.appVersion = appVersion
             self.deviceIdentifier = deviceIdentifier
             self.allowedEnvironments = allowedEnvironments
-            self.anchors = anchors
-            self.policy = policy
-            self.validationTime = validationTime
-            self.cache = cache
+            self.trust = trust
             self.limits = limits
         }
     }
@@ -157,19 +146,10 @@ public final class AppReceiptStoreVerifier: ReceiptVerifier {
         self.init(configuration: configuration, refresher: StoreReceiptRefresher(store: store))
     }
 
-    // MARK: - ReceiptVerifier
+    // MARK: - AsyncReceiptVerifier
 
-    /// Verifies `transaction` against the app receipt (see the type's documentation) and calls
-    /// `completion` once, on the main actor, never synchronously.
-    public func verify(
-        _ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void
-    ) {
-        Task { @MainActor in
-            completion(await self.verify(transaction))
-        }
-    }
-
-    /// Verifies `transaction` (async form of the protocol method): refresh once, retry once.
+    /// Verifies `transaction` against the app receipt (see the type's documentation): refresh
+    /// once, retry once.
     public func verify(_ transaction: PaymentTransaction) async -> VerificationResult {
         let first: StoreVerifierError
         switch await checker.check(transaction) {
@@ -264,14 +244,9 @@ struct AppReceiptChecker: Sendable {
 
     init(configuration: AppReceiptStoreVerifier.Configuration) {
         self.configuration = configuration
-        verifier = configuration.anchors.load()
-            .map { AppReceiptVerifier(anchors: $0, policy: configuration.policy, cache: configuration.cache, limits: configuration.limits) }
-            .mapError { error in
-                StoreVerifierError(
-                    .anchorsUnavailable,
-                    "The trust anchors could not be loaded (\(error.code)): \(error); no receipt can be verified",
-                    underlying: error)
-            }
+        let trust = configuration.trust
+        verifier = trust.loadAnchors(consequence: "no receipt can be verified")
+            .map { AppReceiptVerifier(anchors: $0, policy: trust.policy, cache: trust.cache, limits: configuration.limits) }
         expectations = ReceiptExpectations(
             bundleIdentifier: configuration.bundleIdentifier,
             appVersion: configuration.appVersion,
@@ -305,26 +280,16 @@ struct AppReceiptChecker: Sendable {
         case .success(let read): bytes = read
         case .failure(let error): return .failure(error)
         }
-        let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.validationTime)
+        let verdict = verifier.verify(bytes, expecting: expectations, at: configuration.trust.validationTime)
         guard verdict.isValid, let receipt = verdict.receipt else {
-            let failures = verdict.failures
-            let named =
-                failures.isEmpty
-                ? "a required check did not run"
-                : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
-            return .failure(
-                StoreVerifierError(
-                    .receiptInvalid, "The app receipt failed verification: \(named)", failedChecks: failures))
+            return .failure(StoreVerifierError(.receiptInvalid, "The app receipt failed verification", naming: verdict.failures))
         }
         return .success(receipt)
     }
 
     /// The receipt's record of `transaction` (see `AppReceiptStoreVerifier` for the rules).
     static func match(_ transaction: PaymentTransaction, in receipt: AppReceipt) -> Result<InAppPurchase, StoreVerifierError> {
-        var identifiers = [transaction.identifier]
-        if transaction.state == .restored, let original = transaction.original?.identifier, original != transaction.identifier {
-            identifiers.append(original)
-        }
+        let identifiers = transaction.acceptedIdentifiers
         let records = receipt.inAppPurchases.filter { record in
             record.transactionIdentifier.map { identifiers.contains($0) } ?? false
         }
@@ -369,9 +334,7 @@ enum ReceiptFile {
             return .failure(StoreVerifierError(.receiptMissing, "There is no app receipt at \(url.path)"))
         } catch .tooLarge {
             let check = VerificationCheck(name: .parse, passed: false, reason: "the file is larger than \(limit) bytes")
-            return .failure(
-                StoreVerifierError(
-                    .receiptInvalid, "The app receipt failed verification: parse (\(check.reason))", failedChecks: [check]))
+            return .failure(StoreVerifierError(.receiptInvalid, "The app receipt failed verification", naming: [check]))
         } catch {
             return .failure(
                 StoreVerifierError(

@@ -22,7 +22,7 @@ public import RMStore
 ///
 /// The verifiers are held strongly, as the store holds its verifier.
 @MainActor
-public final class CombinedStoreVerifier: ReceiptVerifier {
+public final class CombinedStoreVerifier: AsyncReceiptVerifier {
     /// The verifiers, in the order they run.
     public let verifiers: [any ReceiptVerifier]
 
@@ -31,17 +31,7 @@ public final class CombinedStoreVerifier: ReceiptVerifier {
         self.verifiers = verifiers
     }
 
-    /// Runs the verifiers (see the type's documentation) and calls `completion` once, on the main
-    /// actor, never synchronously.
-    public func verify(
-        _ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void
-    ) {
-        Task { @MainActor in
-            completion(await self.verify(transaction))
-        }
-    }
-
-    /// Runs the verifiers (async form of the protocol method).
+    /// Runs the verifiers (see the type's documentation).
     public func verify(_ transaction: PaymentTransaction) async -> VerificationResult {
         guard !verifiers.isEmpty else {
             return StoreVerifierError(.noVerifier, "No verifier was combined, so transaction \(transaction.identifier) cannot be verified")

@@ -15,7 +15,7 @@ public import ReceiptVerification
 ///    (``StoreVerifierError/Code/signedTransactionMissing``), never a silent pass.
 /// 2. `ReceiptVerification.JWSTransactionVerifier` checks the compact JWS: `alg` ES256, the `x5c`
 ///    chain (the root it carries is never trusted: the chain must end at one of the configured
-///    anchors, byte for byte, at the validation time), the chain policy (``Configuration/policy``:
+///    anchors, byte for byte, at the validation time), the chain policy (``Configuration/trust``, ``StoreVerifierTrust/policy``:
 ///    Apple's marker OIDs), the ES256 signature over exactly the signed bytes, then the payload's
 ///    `bundleId` (``Configuration/bundleIdentifier``), `environment`
 ///    (``Configuration/allowedEnvironments``, compared without regard to case) and, when the
@@ -52,7 +52,7 @@ public import ReceiptVerification
 /// Main-actor isolated like the store. Verification runs off the main actor; the completion and
 /// all state changes happen on the main actor, never synchronously.
 @MainActor
-public final class JWSTransactionStoreVerifier: ReceiptVerifier {
+public final class JWSTransactionStoreVerifier: AsyncReceiptVerifier {
     /// What the signed transactions must say and how they are checked. Nothing is read from the
     /// process (no main bundle, no system clock): everything is here.
     public struct Configuration: Sendable {
@@ -63,16 +63,9 @@ public final class JWSTransactionStoreVerifier: ReceiptVerifier {
         /// and TestFlight run production builds in the sandbox). Xcode's StoreKit testing proves
         /// nothing about a real purchase and is not allowed by default.
         public var allowedEnvironments: Set<Environment>
-        /// The certificates trusted. Default: the bundled Apple roots (Apple Root CA - G3 signs
-        /// every App Store JWS).
-        public var anchors: TrustAnchorSource
-        /// The chain policy. Default `.appStore` (leaf, WWDR intermediate, root, with Apple's
-        /// marker OIDs); `.xcode` for Xcode's self-signed StoreKit testing certificate.
-        public var policy: VerificationPolicy
-        /// The instant the chain must be valid at. Default: the JWS's `signedDate`.
-        public var validationTime: ValidationTime
-        /// Where validated chains are cached (`nil`: none). The signature is checked every time.
-        public var cache: ChainCache?
+        /// Whom the `x5c` chain must lead to, under which policy, at what time. Default: Apple's
+        /// (the bundled roots, `.appStore`, the JWS's `signedDate`, the shared chain cache).
+        public var trust: StoreVerifierTrust
         /// Bounds applied while reading the untrusted token.
         public var limits: JWSLimits
 
@@ -80,18 +73,12 @@ public final class JWSTransactionStoreVerifier: ReceiptVerifier {
         public init(
             bundleIdentifier: String,
             allowedEnvironments: Set<Environment> = [.production, .sandbox],
-            anchors: TrustAnchorSource = .bundledAppleRoots,
-            policy: VerificationPolicy = .appStore,
-            validationTime: ValidationTime = .signedDate,
-            cache: ChainCache? = .shared,
+            trust: StoreVerifierTrust = StoreVerifierTrust(),
             limits: JWSLimits = .default
         ) {
             self.bundleIdentifier = bundleIdentifier
             self.allowedEnvironments = allowedEnvironments
-            self.anchors = anchors
-            self.policy = policy
-            self.validationTime = validationTime
-            self.cache = cache
+            self.trust = trust
             self.limits = limits
         }
     }
@@ -125,19 +112,9 @@ public final class JWSTransactionStoreVerifier: ReceiptVerifier {
         checker = JWSTransactionChecker(configuration: configuration)
     }
 
-    // MARK: - ReceiptVerifier
+    // MARK: - AsyncReceiptVerifier
 
-    /// Verifies `transaction` by its signed transaction (see the type's documentation) and calls
-    /// `completion` once, on the main actor, never synchronously.
-    public func verify(
-        _ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void
-    ) {
-        Task { @MainActor in
-            completion(await self.verify(transaction))
-        }
-    }
-
-    /// Verifies `transaction` (async form of the protocol method).
+    /// Verifies `transaction` by its signed transaction (see the type's documentation).
     public func verify(_ transaction: PaymentTransaction) async -> VerificationResult {
         do throws(StoreVerifierError) {
             _ = try await verifiedTransaction(for: transaction)
@@ -174,16 +151,9 @@ struct JWSTransactionChecker: Sendable {
 
     init(configuration: JWSTransactionStoreVerifier.Configuration) {
         self.configuration = configuration
-        verifier = configuration.anchors.load()
-            .map {
-                JWSTransactionVerifier(anchors: $0, policy: configuration.policy, cache: configuration.cache, limits: configuration.limits)
-            }
-            .mapError { error in
-                StoreVerifierError(
-                    .anchorsUnavailable,
-                    "The trust anchors could not be loaded (\(error.code)): \(error); no signed transaction can be verified",
-                    underlying: error)
-            }
+        let trust = configuration.trust
+        verifier = trust.loadAnchors(consequence: "no signed transaction can be verified")
+            .map { JWSTransactionVerifier(anchors: $0, policy: trust.policy, cache: trust.cache, limits: configuration.limits) }
     }
 
     @concurrent
@@ -203,18 +173,12 @@ struct JWSTransactionChecker: Sendable {
         let expectations = JWSExpectations(
             bundleIdentifier: configuration.bundleIdentifier, environments: configuration.allowedEnvironments,
             appAccountToken: transaction.payment.appAccountToken?.uuidString)
-        let verdict = verifier.verify(token: token, expecting: expectations, at: configuration.validationTime)
+        let verdict = verifier.verify(token: token, expecting: expectations, at: configuration.trust.validationTime)
         guard verdict.isValid, let payload = verdict.value() as JWSTransaction? else {
-            let failures = verdict.failures
-            let named =
-                failures.isEmpty
-                ? "a required check did not run"
-                : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
             return Outcome(
                 verdict: verdict,
                 result: .failure(
-                    StoreVerifierError(
-                        .signedTransactionInvalid, "The signed transaction failed verification: \(named)", failedChecks: failures)))
+                    StoreVerifierError(.signedTransactionInvalid, "The signed transaction failed verification", naming: verdict.failures)))
         }
         return Outcome(verdict: verdict, result: Self.match(payload, to: transaction).map { payload })
     }
@@ -223,10 +187,7 @@ struct JWSTransactionChecker: Sendable {
     static func match(_ payload: JWSTransaction, to transaction: PaymentTransaction) -> Result<Void, StoreVerifierError> {
         var failures: [VerificationCheck] = []
         let restored = transaction.state == .restored
-        var accepted = [transaction.identifier]
-        if restored, let original = transaction.original?.identifier, original != transaction.identifier {
-            accepted.append(original)
-        }
+        let accepted = transaction.acceptedIdentifiers
         let named = [payload.transactionId] + (restored ? [payload.originalTransactionId] : [])
         if !named.contains(where: { $0.map(accepted.contains) ?? false }) {
             let expected = accepted.map { quoted($0) }.joined(separator: " or ")
@@ -262,10 +223,8 @@ struct JWSTransactionChecker: Sendable {
                     reason: "the signed transaction is for \(quantity) item(s), the payment for \(transaction.payment.quantity)"))
         }
         guard failures.isEmpty else {
-            let list = failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
             return .failure(
-                StoreVerifierError(
-                    .signedTransactionMismatch, "The signed transaction is for another purchase: \(list)", failedChecks: failures))
+                StoreVerifierError(.signedTransactionMismatch, "The signed transaction is for another purchase", naming: failures))
         }
         if let revoked = payload.revocationDate {
             let reason = payload.revocationReason.map { " (reason \($0.rawValue))" } ?? ""
@@ -276,9 +235,5 @@ struct JWSTransactionChecker: Sendable {
                     "The signed transaction of \(transaction.identifier) was refunded or revoked: \(check.reason)", failedChecks: [check]))
         }
         return .success(())
-    }
-
-    private static func quoted(_ text: String?) -> String {
-        text.map { "\"\($0)\"" } ?? "(none)"
     }
 }

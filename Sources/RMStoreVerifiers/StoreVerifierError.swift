@@ -92,6 +92,17 @@ public struct StoreVerifierError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// A rejection naming the checks that failed: `"<subject>: name (reason); name (reason)"`, or
+    /// `"<subject>: a required check did not run"` when none failed (a verdict is invalid too when
+    /// a check it requires is absent). The checks become ``failedChecks``.
+    init(_ code: Code, _ subject: String, naming failures: [VerificationCheck]) {
+        let named =
+            failures.isEmpty
+            ? "a required check did not run"
+            : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
+        self.init(code, "\(subject): \(named)", failedChecks: failures)
+    }
+
     /// The names of ``failedChecks``.
     public var failedCheckNames: [VerificationCheck.Name] { failedChecks.map(\.name) }
 

@@ -49,7 +49,7 @@ public import VerifyReceipt
 /// Main-actor isolated like the store; the offline check and the network call run off the main
 /// actor, the completion runs on the main actor, never synchronously.
 @MainActor
-public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
+public final class TransactionReceiptStoreVerifier: AsyncReceiptVerifier {
     /// How the receipt is verified.
     public enum Method: Sendable {
         /// With no network: the signature and certificate chain, checked at `validationTime`
@@ -92,17 +92,7 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
         self.configuration = configuration
     }
 
-    /// Verifies `transaction` by its transaction receipt (see the type's documentation) and calls
-    /// `completion` once, on the main actor, never synchronously.
-    public func verify(
-        _ transaction: PaymentTransaction, completion: @escaping @MainActor @Sendable (VerificationResult) -> Void
-    ) {
-        Task { @MainActor in
-            completion(await self.verify(transaction))
-        }
-    }
-
-    /// Verifies `transaction` (async form of the protocol method).
+    /// Verifies `transaction` by its transaction receipt (see the type's documentation).
     public func verify(_ transaction: PaymentTransaction) async -> VerificationResult {
         guard let data = transaction.transactionReceipt, !data.isEmpty else {
             return StoreVerifierError(
@@ -131,14 +121,7 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
             productIdentifiers: [transaction.productIdentifier], allowedEnvironments: configuration.allowedEnvironments)
         let verdict = verifier.verify(receipt, expecting: expectations, at: time)
         guard verdict.isValid, let parsed = verdict.receipt else {
-            let failures = verdict.failures
-            let named =
-                failures.isEmpty
-                ? "a required check did not run"
-                : failures.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
-            return StoreVerifierError(
-                .receiptInvalid, "The transaction receipt failed verification: \(named)", failedChecks: failures
-            ).asFailure
+            return StoreVerifierError(.receiptInvalid, "The transaction receipt failed verification", naming: verdict.failures).asFailure
         }
         return match(parsed.purchaseInfo, transaction: transaction, configuration: configuration, source: "The transaction receipt")
     }
@@ -203,10 +186,7 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
         if info.productIdentifier != transaction.productIdentifier {
             mismatches.append("product-id \(quoted(info.productIdentifier)), expected \(quoted(transaction.productIdentifier))")
         }
-        var accepted: Set<String> = [transaction.identifier]
-        if transaction.state == .restored, let original = transaction.original?.identifier {
-            accepted.insert(original)
-        }
+        let accepted = transaction.acceptedIdentifiers
         let named = [info.transactionIdentifier] + (transaction.state == .restored ? [info.originalTransactionIdentifier] : [])
         if !named.contains(where: { $0.map(accepted.contains) ?? false }) {
             mismatches.append(
@@ -219,9 +199,5 @@ public final class TransactionReceiptStoreVerifier: ReceiptVerifier {
             ).asFailure
         }
         return .verified
-    }
-
-    private nonisolated static func quoted(_ text: String?) -> String {
-        text.map { "\"\($0)\"" } ?? "(none)"
     }
 }

@@ -126,15 +126,17 @@ enum Demo {
         let store = Store(
             appStore: sim, transactionPersistor: persistor, configuration: Store.Configuration(receiptURL: receiptURL),
             notificationCenter: NotificationCenter())
+        // One trust for both verifiers: the two test roots as the only anchors, the App Store policy.
+        let trust = StoreVerifierTrust(anchors: .anchors(TrustAnchors([pki.root, jwsPKI.root])), policy: .appStore)
         let verifier = AppReceiptStoreVerifier(
             configuration: AppReceiptStoreVerifier.Configuration(
                 receiptURL: receiptURL, bundleIdentifier: bundleIdentifier, appVersion: appVersion, deviceIdentifier: device,
-                anchors: .anchors(TrustAnchors([pki.root])), policy: .appStore),
+                trust: trust),
             store: store)
         if let error = verifier.configurationError { throw error }
         let jwsVerifier = JWSTransactionStoreVerifier(
             configuration: JWSTransactionStoreVerifier.Configuration(
-                bundleIdentifier: bundleIdentifier, allowedEnvironments: [.sandbox], anchors: .anchors(TrustAnchors([jwsPKI.root]))))
+                bundleIdentifier: bundleIdentifier, allowedEnvironments: [.sandbox], trust: trust))
         if let error = jwsVerifier.configurationError { throw error }
         var verifiedSignedTransactions = 0
         jwsVerifier.onVerified = { transaction, payload in

@@ -68,13 +68,14 @@ final class JWSFixture {
             appStore: sim, transactionPersistor: persistor, configuration: Store.Configuration(receiptURL: receiptURL),
             notificationCenter: NotificationCenter())
         var configuration = JWSTransactionStoreVerifier.Configuration(
-            bundleIdentifier: IDs.bundle, allowedEnvironments: [.sandbox], anchors: .anchors(TrustAnchors([jwsPKI.root])))
+            bundleIdentifier: IDs.bundle, allowedEnvironments: [.sandbox],
+            trust: StoreVerifierTrust(anchors: .anchors(TrustAnchors([jwsPKI.root]))))
         configure(&configuration)
         verifier = JWSTransactionStoreVerifier(configuration: configuration)
         receiptVerifier = AppReceiptStoreVerifier(
             configuration: AppReceiptStoreVerifier.Configuration(
                 receiptURL: receiptURL, bundleIdentifier: IDs.bundle, appVersion: IDs.version, deviceIdentifier: testDevice,
-                anchors: .anchors(TrustAnchors([try PKIs.apple.get().root]))),
+                trust: StoreVerifierTrust(anchors: .anchors(TrustAnchors([try PKIs.apple.get().root])))),
             store: store)
         store.receiptVerifier = combined ? CombinedStoreVerifier([receiptVerifier, verifier]) : verifier
         store.addObserver(log)
@@ -272,7 +273,8 @@ func milliseconds(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSi
 
     /// A forger's root that copies Apple Root CA - G3's name, against the real Apple roots.
     @Test func rogueRootNamedLikeApple_isNotTrusted() async throws {
-        let f = try JWSFixture(issuer: { _ in JWSIssuer(pki: try PKIs.rogueJWS.get()) }, configure: { $0.anchors = .bundledAppleRoots })
+        let f = try JWSFixture(
+            issuer: { _ in JWSIssuer(pki: try PKIs.rogueJWS.get()) }, configure: { $0.trust.anchors = .bundledAppleRoots })
         let error = try #require(StoreVerifierError.from(try await f.buyFailing(IDs.level).error))
         #expect(error.code == .signedTransactionInvalid)
         #expect(error.failedCheckNames == [.chain])
@@ -413,18 +415,19 @@ func milliseconds(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSi
         .anchors(TrustAnchors([])),
     ])
     func anchorsUnreadable_failEveryTransactionAtOnce_likeTheReceiptVerifier(_ anchors: TrustAnchorSource) async throws {
-        let f = try JWSFixture(configure: { $0.anchors = anchors })
+        let f = try JWSFixture(configure: { $0.trust.anchors = anchors })
+        let trust = f.verifier.configuration.trust
         #expect(f.verifier.configurationError?.code == .anchorsUnavailable)
         let failure = try await f.buyFailing(IDs.level)
         #expect(StoreError.code(of: failure.error) == .verificationFailed)
         let error = try #require(StoreVerifierError.from(failure.error))
         #expect(error.code == .anchorsUnavailable)
         #expect(f.verifier.lastVerdict == nil)  // nothing was verified
-        // The app-receipt verifier given the same anchors answers the same way.
+        // The app-receipt verifier given the same trust answers the same way.
         let receiptVerifier = AppReceiptStoreVerifier(
             configuration: AppReceiptStoreVerifier.Configuration(
                 receiptURL: f.receiptURL, bundleIdentifier: IDs.bundle, appVersion: IDs.version, deviceIdentifier: testDevice,
-                anchors: anchors),
+                trust: trust),
             refresher: nil)
         let transaction = try #require(failure.transaction)
         #expect(rejection(await receiptVerifier.verify(transaction))?.code == .anchorsUnavailable)
@@ -435,14 +438,14 @@ func milliseconds(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSi
     @Test func validationTime_signedDateByDefault_fixedOrClockOnRequest() async throws {
         let expiring = try TestPKI.jws { $0.leafNotAfter = utc(2023, 12, 1) }  // the simulated clock starts 2023-11-14
         let f = try JWSFixture(
-            issuer: { _ in JWSIssuer(pki: expiring) }, configure: { $0.anchors = .anchors(TrustAnchors([expiring.root])) })
+            issuer: { _ in JWSIssuer(pki: expiring) }, configure: { $0.trust.anchors = .anchors(TrustAnchors([expiring.root])) })
         let level = try await f.buy(IDs.level)
         #expect(milliseconds(f.verifier.lastVerdict?.validationTime) == milliseconds(level.date))
 
         let later = JWSTransactionStoreVerifier(
             configuration: .init(
-                bundleIdentifier: IDs.bundle, allowedEnvironments: [.sandbox], anchors: .anchors(TrustAnchors([expiring.root])),
-                validationTime: .fixed(utc(2024, 6, 1))))
+                bundleIdentifier: IDs.bundle, allowedEnvironments: [.sandbox],
+                trust: StoreVerifierTrust(anchors: .anchors(TrustAnchors([expiring.root])), validationTime: .fixed(utc(2024, 6, 1)))))
         let error = try #require(rejection(await later.verify(level)))
         #expect(error.failedCheckNames == [.chain])
         #expect(error.message.contains("expired"))
@@ -450,8 +453,8 @@ func milliseconds(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSi
         let clock = f.sim.clock
         let clocked = JWSTransactionStoreVerifier(
             configuration: .init(
-                bundleIdentifier: IDs.bundle, allowedEnvironments: [.sandbox], anchors: .anchors(TrustAnchors([expiring.root])),
-                validationTime: .clock { clock.now }))
+                bundleIdentifier: IDs.bundle, allowedEnvironments: [.sandbox],
+                trust: StoreVerifierTrust(anchors: .anchors(TrustAnchors([expiring.root])), validationTime: .clock { clock.now })))
         #expect(rejection(await clocked.verify(level)) == nil)
         f.sim.advanceClock(by: 30 * 86_400)
         #expect(rejection(await clocked.verify(level))?.failedCheckNames == [.chain])
@@ -465,15 +468,16 @@ func milliseconds(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSi
         let f = try JWSFixture(
             issuer: { _ in JWSIssuer(signer: xcode, environment: .xcode) },
             configure: {
-                $0.anchors = .anchors(TrustAnchors([certificate]))
-                $0.policy = .xcode
+                $0.trust.anchors = .anchors(TrustAnchors([certificate]))
+                $0.trust.policy = .xcode
                 $0.allowedEnvironments = [.xcode]
             })
         let level = try await f.buy(IDs.level)
         #expect(f.verifier.lastVerdict?.assurance == .storeKitTesting)
         let appStore = JWSTransactionStoreVerifier(
             configuration: .init(
-                bundleIdentifier: IDs.bundle, allowedEnvironments: [.xcode], anchors: .anchors(TrustAnchors([certificate]))))
+                bundleIdentifier: IDs.bundle, allowedEnvironments: [.xcode],
+                trust: StoreVerifierTrust(anchors: .anchors(TrustAnchors([certificate])))))
         #expect(rejection(await appStore.verify(level))?.failedCheckNames == [.certificateCount])
     }
 
@@ -506,6 +510,40 @@ func milliseconds(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSi
         // A verifier that answers twice is heard once.
         #expect(rejection(await CombinedStoreVerifier([TwiceAnsweringVerifier(), f.verifier]).verify(level)) == nil)
     }
+
+    /// The completion form every verifier here has from `AsyncReceiptVerifier`: the async form's
+    /// verdict, handed over once, on the main actor, never before `verify(_:completion:)` returns.
+    @Test func completionForm_handsOverTheAsyncVerdict_onceAndNeverSynchronously() async throws {
+        let f = try JWSFixture()
+        let level = try await f.buy(IDs.level)
+        var stripped = level
+        stripped.jwsRepresentation = nil
+        func outcome(_ result: VerificationResult) -> String {
+            switch result {
+            case .verified: "verified"
+            case .failed(let error): "failed \(StoreVerifierError.from(error)?.code.rawValue ?? "?")"
+            case .unableToComplete(let error): "no verdict \(StoreVerifierError.from(error)?.code.rawValue ?? "?")"
+            }
+        }
+        let verifiers: [any AsyncReceiptVerifier] = [f.verifier, CombinedStoreVerifier([f.verifier])]
+        for verifier in verifiers {
+            for (transaction, expected) in [(level, "verified"), (stripped, "failed signedTransactionMissing")] {
+                #expect(outcome(await verifier.verify(transaction)) == expected)
+                let heard = CompletionCalls()
+                let answer: VerificationResult = await withCheckedContinuation { continuation in
+                    verifier.verify(transaction) { result in
+                        heard.count += 1
+                        if heard.count == 1 { continuation.resume(returning: result) }
+                    }
+                    heard.returnedFirst = heard.count == 0
+                }
+                #expect(heard.returnedFirst)
+                #expect(outcome(answer) == expected)
+                await Task.yield()
+                #expect(heard.count == 1)
+            }
+        }
+    }
 }
 
 /// A verifier that breaks the protocol's contract: it answers `.verified` twice.
@@ -515,4 +553,11 @@ final class TwiceAnsweringVerifier: ReceiptVerifier {
         completion(.verified)
         completion(.verified)
     }
+}
+
+/// How often a completion was called, and whether `verify(_:completion:)` returned before the first call.
+@MainActor
+final class CompletionCalls {
+    var count = 0
+    var returnedFirst = false
 }

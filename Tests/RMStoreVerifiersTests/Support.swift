@@ -123,8 +123,7 @@ final class VerifierFixture {
             bundleIdentifier: IDs.bundle,
             appVersion: IDs.version,
             deviceIdentifier: testDevice,
-            anchors: .anchors(TrustAnchors([pki.root])),
-            policy: .appStore
+            trust: StoreVerifierTrust(anchors: .anchors(TrustAnchors([pki.root])), policy: .appStore)
         )
         configure(&configuration)
         return configuration

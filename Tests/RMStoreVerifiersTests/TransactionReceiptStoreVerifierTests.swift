@@ -177,6 +177,21 @@ func unableToComplete(_ result: VerificationResult) -> StoreVerifierError? {
         await servers.shutdown()
     }
 
+    /// A value of the answer quoted in the message is escaped: a `bid` holding a newline and an
+    /// escape sequence cannot forge a log line or colour a terminal.
+    @Test func online_status0_forAnotherApp_quotesItsBundleIdEscaped() async throws {
+        let servers = try OnlineFixture()
+        let purchase = try LegacyPurchase.make(bundleIdentifier: "com.example.other\n\u{1B}[31mforged \"line\"")
+
+        let result = await servers.verifier().verify(purchase.transaction)
+
+        let detail = try #require(failure(of: result))
+        #expect(detail.code == .responseMismatch)
+        #expect(detail.message.contains(#"bid "com.example.other\n\u{1B}[31mforged \"line\"", expected "\#(IDs.bundle)""#), "\(detail)")
+        #expect(!detail.message.unicodeScalars.contains { $0.value < 0x20 })
+        await servers.shutdown()
+    }
+
     /// A receipt signed by someone else: the endpoint answers 21003; failed with that status.
     @Test func online_21003_fails_withTheStatus() async throws {
         let servers = try OnlineFixture()

@@ -26,7 +26,7 @@ struct Mismatch: Sendable, CustomTestStringConvertible {
         Mismatch(label: "wrong device", check: .deviceHash) {
             $0.deviceIdentifier = DeviceIdentifier(bytes: Array(repeating: 0xAB, count: 16))
         },
-        Mismatch(label: "wrong anchor", check: .chain) { $0.anchors = .anchors(TrustAnchors([try PKIs.other.get().root])) },
+        Mismatch(label: "wrong anchor", check: .chain) { $0.trust.anchors = .anchors(TrustAnchors([try PKIs.other.get().root])) },
         Mismatch(label: "production only", check: .environment) { $0.allowedEnvironments = [.production] },
     ]
 }
@@ -87,6 +87,8 @@ extension URL {
         #expect(detail.code == .receiptInvalid)
         #expect(detail.failedCheckNames.contains(mismatch.check), "\(detail)")
         #expect(detail.message.contains(mismatch.check.rawValue))
+        let named = detail.failedChecks.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ")
+        #expect(detail.message == "The app receipt failed verification: \(named)")
         let storeError = try #require(recorder.failures.first?.1 as? StoreError)
         #expect(storeError.message.contains(mismatch.check.rawValue))
         #expect(f.sim.refreshRequestCount == 1)
@@ -103,7 +105,7 @@ extension URL {
     func anchorsThatCannotBeLoaded_failEveryTransaction_withoutRefreshing(_ broken: BrokenAnchors) async throws {
         let directory = temporaryDirectory("anchors")
         let source = try broken.make(directory)
-        let f = try VerifierFixture(label: "anchors") { $0.anchors = source }
+        let f = try VerifierFixture(label: "anchors") { $0.trust.anchors = source }
         let verifier = try f.theVerifier()
         let configurationError = try #require(verifier.configurationError)
         #expect(configurationError.code == .anchorsUnavailable)
@@ -128,7 +130,7 @@ extension URL {
         let pki = try PKIs.apple.get()
         let path = temporaryDirectory("anchorfile").appendingPathComponent("root.\(format)")
         try (format == "der" ? Data(pki.root.derEncoded) : Data(pki.root.pemEncoded.utf8)).write(to: path)
-        let f = try VerifierFixture(label: "anchorfile") { $0.anchors = .file(path) }
+        let f = try VerifierFixture(label: "anchorfile") { $0.trust.anchors = .file(path) }
         #expect(try f.theVerifier().configurationError == nil)
         try await f.requestAllProducts()
 
@@ -140,7 +142,7 @@ extension URL {
     /// The default anchors are Apple's bundled roots: a receipt signed by the test PKI does not
     /// chain to them.
     @Test func defaultAnchors_areApplesRoots_andDoNotTrustTheTestPKI() async throws {
-        let f = try VerifierFixture(refreshes: false) { $0.anchors = .bundledAppleRoots }
+        let f = try VerifierFixture(refreshes: false) { $0.trust.anchors = .bundledAppleRoots }
         #expect(try f.theVerifier().configurationError == nil)
         try await f.requestAllProducts()
 
@@ -156,7 +158,7 @@ extension URL {
         let afterExpiry = Date(timeIntervalSince1970: 1_735_689_600)  // 2025-01-01, the leaf expired 2024-01-01
         let byCreation = try VerifierFixture(label: "creation", pki: PKIs.expiringLeaf, refreshes: false, automatic: true)
         let byClock = try VerifierFixture(label: "clock", pki: PKIs.expiringLeaf, refreshes: false, automatic: true) {
-            $0.validationTime = .clock { afterExpiry }
+            $0.trust.validationTime = .clock { afterExpiry }
         }
         for fixture in [byCreation, byClock] {
             _ = try await fixture.theStore().requestProducts([IDs.level])
