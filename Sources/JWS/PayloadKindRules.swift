@@ -22,13 +22,18 @@ extension AppStorePayloadKind {
     /// the default limits; false when the text is not a JSON object or a value does not parse
     /// (a key that does not read ends the walk as the last one).
     private static func forEachMemberName(of jsonPayload: [UInt8], _ body: (String) -> Void) -> Bool {
+        forEachMemberKey(of: jsonPayload) { body($0.string) }
+    }
+
+    /// ``forEachMemberName(of:_:)`` with each key as read (no String made for it).
+    private static func forEachMemberKey(of jsonPayload: [UInt8], _ body: (JSONKey) -> Void) -> Bool {
         jsonPayload.span.withUnsafeBufferPointer { buffer in
             guard var reader = try? JSONReader(buffer, options: JWSLimits.default.jsonOptions),
                 reader.peek() == UInt8(ascii: "{"),
                 var state = try? reader.beginObject()
             else { return false }
             while let key = try? reader.nextKey(&state) {
-                body(key.string)
+                body(key)
                 guard (try? reader.skipValue()) != nil else { return false }
             }
             return true
@@ -122,16 +127,34 @@ extension AppStorePayloadKind {
     /// `mismatch(memberNames: memberNames(of: jsonPayload))`, found in one walk over the members
     /// without collecting them when the payload fits (as every genuine one does).
     public func mismatch(jsonPayload: [UInt8]) -> KindMismatch? {
-        let foreign = foreignMembers
-        let required = requiredMembers
+        let tables = Self.walkTables[walkTableIndex]
         var fits = true
-        var carriesRequired = required.isEmpty
-        let walked = Self.forEachMemberName(of: jsonPayload) { name in
-            if foreign.contains(name) { fits = false }
-            if !carriesRequired, required.contains(name) { carriesRequired = true }
+        var carriesRequired = tables.required.isEmpty
+        let walked = Self.forEachMemberKey(of: jsonPayload) { key in
+            if fits, tables.foreign.contains(key) { fits = false }
+            if !carriesRequired, tables.required.contains(key) { carriesRequired = true }
         }
         if walked, fits, carriesRequired { return nil }
         return mismatch(memberNames: Self.memberNames(of: jsonPayload))
+    }
+
+    /// ``foreignMembers`` and ``requiredMembers`` of each kind as byte tables, in the order of
+    /// ``walkTableIndex``, made once.
+    private static let walkTables: [(foreign: MemberNameTable, required: MemberNameTable)] =
+        ([
+            .transaction, .renewalInfo, .appTransaction, .notification, .realtimeRequest, .unknown,
+        ] as [AppStorePayloadKind]).map { (MemberNameTable($0.foreignMembers), MemberNameTable($0.requiredMembers)) }
+
+    /// This kind's position in ``walkTables``.
+    private var walkTableIndex: Int {
+        switch self {
+        case .transaction: 0
+        case .renewalInfo: 1
+        case .appTransaction: 2
+        case .notification: 3
+        case .realtimeRequest: 4
+        case .unknown: 5
+        }
     }
 
     /// Why a payload with these top-level members is not of this kind, or nil when it fits.
@@ -162,6 +185,32 @@ extension AppStorePayloadKind {
     public var withArticle: String {
         let name = displayName
         return (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
+    }
+}
+
+/// Member names as bytes grouped by length, for checking keys as the reader reads them.
+struct MemberNameTable: Sendable {
+    /// The names of each length, at that index.
+    private var byLength: [[[UInt8]]] = []
+    /// Whether no name is in the table.
+    private(set) var isEmpty = true
+
+    /// A table of `names`.
+    init(_ names: some Sequence<String>) {
+        for name in names {
+            let bytes = Array(name.utf8)
+            while byLength.count <= bytes.count { byLength.append([]) }
+            byLength[bytes.count].append(bytes)
+            isEmpty = false
+        }
+    }
+
+    /// Whether `key` is one of the names.
+    func contains(_ key: JSONKey) -> Bool {
+        let count = key.count
+        guard count < byLength.count else { return false }
+        for name in byLength[count] where name.withUnsafeBufferPointer({ key.equals($0) }) { return true }
+        return false
     }
 }
 
