@@ -86,16 +86,10 @@ public struct NotificationPayload: JWSPayload, JWSPayloadModel, Equatable, Field
 /// transaction and renewal info.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
-public struct NotificationData: JWSPayloadObject, Equatable, FieldsObject {
-    /// The app's Apple identifier (absent in sandbox and early notifications). (`appAppleId`)
-    public var appAppleId: Int64? { fields.int64(.appAppleId) }
-    /// The app's bundle identifier. (`bundleId`)
-    public var bundleId: String? { fields.string(.bundleId) }
+/// fields below and ``NotificationApp``'s, everything else in ``JWSPayloadModel/unknownFields``.
+public struct NotificationData: NotificationApp, Equatable, NotificationAppObject {
     /// The app's build version. (`bundleVersion`)
     public var bundleVersion: String? { fields.string(.bundleVersion) }
-    /// The environment of the notification. (`environment`)
-    public var environment: Environment? { fields.raw(.environment) }
     /// The subscription's renewal info, as a token to verify. (`signedRenewalInfo`)
     public var signedRenewalInfo: NestedJWS<JWSRenewalInfo>? { fields.nested(.signedRenewalInfo) }
     /// The transaction, as a token to verify. (`signedTransactionInfo`)
@@ -107,7 +101,7 @@ public struct NotificationData: JWSPayloadObject, Equatable, FieldsObject {
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: Int, NotificationAppField {
         case appAppleId, bundleId, bundleVersion, environment, signedRenewalInfo, signedTransactionInfo, status, consumptionRequestReason
 
         var kind: PayloadFieldKind {
@@ -158,14 +152,8 @@ public struct NotificationData: JWSPayloadObject, Equatable, FieldsObject {
 /// The `summary` of a `RENEWAL_EXTENSION`/`SUMMARY` notification (Apple's `Summary`).
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
-public struct NotificationSummary: JWSPayloadObject, Equatable, FieldsObject {
-    /// The environment of the extension request. (`environment`)
-    public var environment: Environment? { fields.raw(.environment) }
-    /// The app's Apple identifier. (`appAppleId`)
-    public var appAppleId: Int64? { fields.int64(.appAppleId) }
-    /// The app's bundle identifier. (`bundleId`)
-    public var bundleId: String? { fields.string(.bundleId) }
+/// fields below and ``NotificationApp``'s, everything else in ``JWSPayloadModel/unknownFields``.
+public struct NotificationSummary: NotificationApp, Equatable, NotificationAppObject {
     /// The subscription product that was extended. (`productId`)
     public var productId: String? { fields.string(.productId) }
     /// The identifier of the extension request. (`requestIdentifier`)
@@ -179,7 +167,7 @@ public struct NotificationSummary: JWSPayloadObject, Equatable, FieldsObject {
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: Int, NotificationAppField {
         case environment, appAppleId, bundleId, productId, requestIdentifier, storefrontCountryCodes, succeededCount, failedCount
 
         var kind: PayloadFieldKind {
@@ -295,20 +283,14 @@ public struct ExternalPurchaseToken: JWSPayloadObject, Equatable, FieldsObject {
 /// The `appData` of a notification (`RESCIND_CONSENT`): the app and its signed app transaction.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
-public struct AppData: JWSPayloadObject, Equatable, FieldsObject {
-    /// The app's Apple identifier. (`appAppleId`)
-    public var appAppleId: Int64? { fields.int64(.appAppleId) }
-    /// The app's bundle identifier. (`bundleId`)
-    public var bundleId: String? { fields.string(.bundleId) }
-    /// The environment of the notification. (`environment`)
-    public var environment: Environment? { fields.raw(.environment) }
+/// fields below and ``NotificationApp``'s, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AppData: NotificationApp, Equatable, NotificationAppObject {
     /// The app transaction, as a token to verify. (`signedAppTransactionInfo`)
     public var signedAppTransactionInfo: NestedJWS<AppTransaction>? { fields.nested(.signedAppTransactionInfo) }
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: Int, NotificationAppField {
         case appAppleId, bundleId, environment, signedAppTransactionInfo
 
         var kind: PayloadFieldKind {
