@@ -1,12 +1,12 @@
-public import JSON
+import JSON
 
 /// Advanced Commerce API details of a transaction or renewal (Apple's
 /// `AdvancedCommerceTransactionInfo` and `AdvancedCommerceRenewalInfo`, one type: each field says
 /// where it appears).
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceInfo: Sendable, Equatable, FieldsObject {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AdvancedCommerceInfo: JWSPayloadObject, Equatable, FieldsObject {
     /// Renewal info: the token for the next Advanced Commerce request. (`consistencyToken`)
     public var consistencyToken: String? { fields.string(.consistencyToken) }
     /// The display name and description. (`descriptors`)
@@ -25,11 +25,7 @@ public struct AdvancedCommerceInfo: Sendable, Equatable, FieldsObject {
     public var taxExclusivePrice: Int64? { fields.int64(.taxExclusivePrice) }
     /// Transaction: the tax rate as a decimal string (such as `0.15`). (`taxRate`)
     public var taxRate: String? { fields.string(.taxRate) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -82,33 +78,18 @@ public struct AdvancedCommerceInfo: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The display name and description of an Advanced Commerce purchase or item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceDescriptors: Sendable, Equatable, FieldsObject {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AdvancedCommerceDescriptors: JWSPayloadObject, Equatable, FieldsObject {
     /// The description. (`description`)
     public var description: String? { fields.string(.description) }
     /// The display name. (`displayName`)
     public var displayName: String? { fields.string(.displayName) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -137,15 +118,4 @@ public struct AdvancedCommerceDescriptors: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

@@ -1,10 +1,10 @@
-public import JSON
+import JSON
 
 /// One item (SKU) of an Advanced Commerce transaction or renewal.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceItem: Sendable, Equatable, FieldsObject {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AdvancedCommerceItem: JWSPayloadObject, Equatable, FieldsObject {
     /// The item's SKU (`SKU`). (`SKU`)
     public var sku: String? { fields.string(.sku) }
     /// The description. (`description`)
@@ -21,11 +21,7 @@ public struct AdvancedCommerceItem: Sendable, Equatable, FieldsObject {
     public var revocationDate: JWSDate? { fields.date(.revocationDate) }
     /// Renewal info: a pending price increase. (`priceIncreaseInfo`)
     public var priceIncreaseInfo: AdvancedCommercePriceIncreaseInfo? { fields.object(.priceIncreaseInfo) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -76,15 +72,4 @@ public struct AdvancedCommerceItem: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

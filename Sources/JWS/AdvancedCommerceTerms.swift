@@ -1,10 +1,10 @@
-public import JSON
+import JSON
 
 /// An offer on an Advanced Commerce item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceOffer: Sendable, Equatable, FieldsObject {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AdvancedCommerceOffer: JWSPayloadObject, Equatable, FieldsObject {
     /// The offer's period (ISO 8601). (`period`)
     public var period: String? { fields.string(.period) }
     /// How many periods the offer lasts. (`periodCount`)
@@ -13,11 +13,7 @@ public struct AdvancedCommerceOffer: Sendable, Equatable, FieldsObject {
     public var price: Int64? { fields.int64(.price) }
     /// Why the offer applies (such as `WIN_BACK`). (`reason`)
     public var reason: String? { fields.string(.reason) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -53,24 +49,13 @@ public struct AdvancedCommerceOffer: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// A refund of an Advanced Commerce item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommerceRefund: Sendable, Equatable, FieldsObject {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AdvancedCommerceRefund: JWSPayloadObject, Equatable, FieldsObject {
     /// The amount refunded in milliunits. (`refundAmount`)
     public var refundAmount: Int64? { fields.int64(.refundAmount) }
     /// When the refund happened. (`refundDate`)
@@ -79,11 +64,7 @@ public struct AdvancedCommerceRefund: Sendable, Equatable, FieldsObject {
     public var refundReason: String? { fields.string(.refundReason) }
     /// How much (such as `FULL` or `PRORATED`). (`refundType`)
     public var refundType: String? { fields.string(.refundType) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -119,35 +100,20 @@ public struct AdvancedCommerceRefund: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// A pending price increase of an Advanced Commerce item.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable, FieldsObject {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AdvancedCommercePriceIncreaseInfo: JWSPayloadObject, Equatable, FieldsObject {
     /// The SKUs whose price changes with this one. (`dependentSKUs`)
     public var dependentSKUs: [String]? { fields.strings(.dependentSKUs) }
     /// The new price in milliunits. (`price`)
     public var price: Int64? { fields.int64(.price) }
     /// The increase's status (such as `PENDING`). (`status`)
     public var status: String? { fields.string(.status) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -182,25 +148,14 @@ public struct AdvancedCommercePriceIncreaseInfo: Sendable, Equatable, FieldsObje
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The commitment of a subscription with one (a transaction's or a renewal's `commitmentInfo`, one
 /// type: each field says where it appears).
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct CommitmentInfo: Sendable, Equatable, FieldsObject {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct CommitmentInfo: JWSPayloadObject, Equatable, FieldsObject {
     /// Transaction: which billing period of the commitment this is. (`billingPeriodNumber`)
     public var billingPeriodNumber: Int64? { fields.int64(.billingPeriodNumber) }
     /// Transaction: when the commitment ends. (`commitmentExpiresDate`)
@@ -219,11 +174,7 @@ public struct CommitmentInfo: Sendable, Equatable, FieldsObject {
     public var commitmentRenewalDate: JWSDate? { fields.date(.commitmentRenewalDate) }
     /// Renewal info: the renewed commitment's price in milliunits. (`commitmentRenewalPrice`)
     public var commitmentRenewalPrice: Int64? { fields.int64(.commitmentRenewalPrice) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -275,15 +226,4 @@ public struct CommitmentInfo: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

@@ -1,11 +1,11 @@
-public import JSON
+import JSON
 
 /// A signed app transaction's payload (Apple's `AppTransaction`): StoreKit 2's replacement of the app
 /// receipt. It has no `signedDate`; ``receiptCreationDate`` is the date a verifier validates at.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct AppTransaction: JWSPayload, Equatable, FieldsPayload {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AppTransaction: JWSPayload, JWSPayloadModel, Equatable, FieldsPayload {
     /// The environment the app transaction was made in. (`receiptType`)
     public var receiptType: Environment? { fields.raw(.receiptType) }
     /// The app's Apple identifier (absent outside production). (`appAppleId`)
@@ -34,13 +34,9 @@ public struct AppTransaction: JWSPayload, Equatable, FieldsPayload {
     public var originalPlatform: PurchasePlatform? { fields.raw(.originalPlatform) }
     /// When the app transaction was requested (Xcode). (`requestDate`)
     public var requestDate: JWSDate? { fields.date(.requestDate) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -108,10 +104,5 @@ public struct AppTransaction: JWSPayload, Equatable, FieldsPayload {
             }
             return nil
         }
-    }
-
-    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
-        self.fields = fields
-        self.jsonPayload = jsonPayload
     }
 }

@@ -1,20 +1,17 @@
-public import JSON
+import JSON
 
 /// A subscription's signed renewal information (Apple's `JWSRenewalInfoDecodedPayload`): the App
 /// Store Server API's `signedRenewalInfo` and a notification's `data.signedRenewalInfo`. It has no
 /// bundle identifier, by design.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct JWSRenewalInfo: JWSPayload, Equatable, FieldsPayload {
+/// fields below and those it shares with ``JWSTransaction`` (``PurchasePayload``), everything else in
+/// ``JWSPayloadModel/unknownFields``.
+public struct JWSRenewalInfo: PurchasePayload, Equatable, PurchaseFieldsPayload {
     /// Why the subscription expired. (`expirationIntent`)
     public var expirationIntent: ExpirationIntent? { fields.code(.expirationIntent) }
-    /// The transaction identifier of the original purchase. (`originalTransactionId`)
-    public var originalTransactionId: String? { fields.string(.originalTransactionId) }
     /// The product that renews at the next billing date. (`autoRenewProductId`)
     public var autoRenewProductId: String? { fields.string(.autoRenewProductId) }
-    /// The product identifier of the subscription. (`productId`)
-    public var productId: String? { fields.string(.productId) }
     /// Whether the subscription renews automatically. (`autoRenewStatus`)
     public var autoRenewStatus: AutoRenewStatus? { fields.code(.autoRenewStatus) }
     /// Whether the App Store is retrying a failed renewal. (`isInBillingRetryPeriod`)
@@ -23,52 +20,22 @@ public struct JWSRenewalInfo: JWSPayload, Equatable, FieldsPayload {
     public var priceIncreaseStatus: PriceIncreaseStatus? { fields.code(.priceIncreaseStatus) }
     /// When the billing grace period ends. (`gracePeriodExpiresDate`)
     public var gracePeriodExpiresDate: JWSDate? { fields.date(.gracePeriodExpiresDate) }
-    /// The kind of offer at the next renewal. (`offerType`)
-    public var offerType: OfferType? { fields.code(.offerType) }
-    /// The offer's identifier. (`offerIdentifier`)
-    public var offerIdentifier: String? { fields.string(.offerIdentifier) }
-    /// When the App Store signed the data. (`signedDate`)
-    public var signedDate: JWSDate? { fields.date(.signedDate) }
-    /// The environment (absent in 2021 payloads). (`environment`)
-    public var environment: Environment? { fields.raw(.environment) }
     /// The start of the latest run of continuous subscription. (`recentSubscriptionStartDate`)
     public var recentSubscriptionStartDate: JWSDate? { fields.date(.recentSubscriptionStartDate) }
     /// When the subscription renews. (`renewalDate`)
     public var renewalDate: JWSDate? { fields.date(.renewalDate) }
-    /// The ISO 4217 currency code of the renewal price. (`currency`)
-    public var currency: String? { fields.string(.currency) }
     /// The renewal price in milliunits of the currency. (`renewalPrice`)
     public var renewalPrice: Int64? { fields.int64(.renewalPrice) }
-    /// The payment mode of the offer at renewal. (`offerDiscountType`)
-    public var offerDiscountType: OfferDiscountType? { fields.raw(.offerDiscountType) }
     /// The win-back offers the customer may redeem. (`eligibleWinBackOfferIds`)
     public var eligibleWinBackOfferIds: [String]? { fields.strings(.eligibleWinBackOfferIds) }
-    /// The UUID the app attached to the purchase, as written. (`appAccountToken`)
-    public var appAccountToken: String? { fields.string(.appAccountToken) }
-    /// The identifier of the app download transaction. (`appTransactionId`)
-    public var appTransactionId: String? { fields.string(.appTransactionId) }
-    /// The duration of the offer (ISO 8601). (`offerPeriod`)
-    public var offerPeriod: String? { fields.string(.offerPeriod) }
-    /// Advanced Commerce API details. (`advancedCommerceInfo`)
-    public var advancedCommerceInfo: AdvancedCommerceInfo? { fields.object(.advancedCommerceInfo) }
-    /// The commitment of a subscription with one. (`commitmentInfo`)
-    public var commitmentInfo: CommitmentInfo? { fields.object(.commitmentInfo) }
     /// How the subscription is billed after renewal. (`renewalBillingPlanType`)
     public var renewalBillingPlanType: BillingPlanType? { fields.raw(.renewalBillingPlanType) }
-    /// Base64 of the device verification hash (Xcode). (`deviceVerification`)
-    public var deviceVerification: String? { fields.string(.deviceVerification) }
-    /// The nonce of the device verification hash. (`deviceVerificationNonce`)
-    public var deviceVerificationNonce: String? { fields.string(.deviceVerificationNonce) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: Int, PurchaseField {
         case expirationIntent, originalTransactionId, autoRenewProductId, productId, autoRenewStatus, isInBillingRetryPeriod,
             priceIncreaseStatus, gracePeriodExpiresDate, offerType, offerIdentifier, signedDate, environment, recentSubscriptionStartDate,
             renewalDate, currency, renewalPrice, offerDiscountType, eligibleWinBackOfferIds, appAccountToken, appTransactionId, offerPeriod,
@@ -167,10 +134,5 @@ public struct JWSRenewalInfo: JWSPayload, Equatable, FieldsPayload {
             }
             return nil
         }
-    }
-
-    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
-        self.fields = fields
-        self.jsonPayload = jsonPayload
     }
 }

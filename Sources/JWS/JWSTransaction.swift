@@ -1,22 +1,19 @@
-public import JSON
+import JSON
 
 /// A signed transaction's payload (Apple's `JWSTransactionDecodedPayload`): StoreKit 2's
 /// `jwsRepresentation`, the App Store Server API's `signedTransactions`, a notification's
 /// `signedTransactionInfo`.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct JWSTransaction: JWSPayload, Equatable, FieldsPayload {
-    /// The transaction identifier of the original purchase. (`originalTransactionId`)
-    public var originalTransactionId: String? { fields.string(.originalTransactionId) }
+/// fields below and those it shares with ``JWSRenewalInfo`` (``PurchasePayload``), everything else in
+/// ``JWSPayloadModel/unknownFields``.
+public struct JWSTransaction: PurchasePayload, Equatable, PurchaseFieldsPayload {
     /// The transaction's identifier (a decimal string; Xcode writes `0`). (`transactionId`)
     public var transactionId: String? { fields.string(.transactionId) }
     /// The identifier of subscription purchase events across devices, renewals included. (`webOrderLineItemId`)
     public var webOrderLineItemId: String? { fields.string(.webOrderLineItemId) }
     /// The app's bundle identifier. (`bundleId`)
     public var bundleId: String? { fields.string(.bundleId) }
-    /// The product identifier set in App Store Connect. (`productId`)
-    public var productId: String? { fields.string(.productId) }
     /// The subscription group of a subscription. (`subscriptionGroupIdentifier`)
     public var subscriptionGroupIdentifier: String? { fields.string(.subscriptionGroupIdentifier) }
     /// When the App Store charged the account (renewals included). (`purchaseDate`)
@@ -29,64 +26,34 @@ public struct JWSTransaction: JWSPayload, Equatable, FieldsPayload {
     public var quantity: Int? { fields.int(.quantity) }
     /// The kind of product. (`type`)
     public var type: ProductType? { fields.raw(.type) }
-    /// The UUID the app attached to the purchase, as written. (`appAccountToken`)
-    public var appAccountToken: String? { fields.string(.appAccountToken) }
     /// Bought, or shared through Family Sharing. (`inAppOwnershipType`)
     public var inAppOwnershipType: InAppOwnershipType? { fields.raw(.inAppOwnershipType) }
-    /// When the App Store signed the data. (`signedDate`)
-    public var signedDate: JWSDate? { fields.date(.signedDate) }
     /// Why Apple refunded or revoked the transaction. (`revocationReason`)
     public var revocationReason: RevocationReason? { fields.code(.revocationReason) }
     /// When Apple refunded or revoked the transaction. (`revocationDate`)
     public var revocationDate: JWSDate? { fields.date(.revocationDate) }
     /// Whether the customer upgraded to another subscription. (`isUpgraded`)
     public var isUpgraded: Bool? { fields.bool(.isUpgraded) }
-    /// The kind of offer applied. (`offerType`)
-    public var offerType: OfferType? { fields.code(.offerType) }
-    /// The offer's identifier or offer code reference name. (`offerIdentifier`)
-    public var offerIdentifier: String? { fields.string(.offerIdentifier) }
-    /// The environment (absent in 2021 payloads). (`environment`)
-    public var environment: Environment? { fields.raw(.environment) }
     /// The three-letter code of the storefront's country or region. (`storefront`)
     public var storefront: String? { fields.string(.storefront) }
     /// Apple's identifier of the storefront. (`storefrontId`)
     public var storefrontId: String? { fields.string(.storefrontId) }
     /// A purchase or a renewal. (`transactionReason`)
     public var transactionReason: TransactionReason? { fields.raw(.transactionReason) }
-    /// The ISO 4217 currency code of the price. (`currency`)
-    public var currency: String? { fields.string(.currency) }
     /// The price in milliunits of the currency. (`price`)
     public var price: Int64? { fields.int64(.price) }
-    /// The payment mode of the offer. (`offerDiscountType`)
-    public var offerDiscountType: OfferDiscountType? { fields.raw(.offerDiscountType) }
-    /// The identifier of the app download transaction. (`appTransactionId`)
-    public var appTransactionId: String? { fields.string(.appTransactionId) }
-    /// The duration of the offer (ISO 8601, such as `P1Y`). (`offerPeriod`)
-    public var offerPeriod: String? { fields.string(.offerPeriod) }
     /// How the transaction was revoked. (`revocationType`)
     public var revocationType: RevocationType? { fields.raw(.revocationType) }
     /// The refunded share in thousandths of a percent (50000 is 50%). (`revocationPercentage`)
     public var revocationPercentage: Int64? { fields.int64(.revocationPercentage) }
-    /// Advanced Commerce API details. (`advancedCommerceInfo`)
-    public var advancedCommerceInfo: AdvancedCommerceInfo? { fields.object(.advancedCommerceInfo) }
     /// How a subscription with a commitment is billed. (`billingPlanType`)
     public var billingPlanType: BillingPlanType? { fields.raw(.billingPlanType) }
-    /// The commitment of a subscription with one. (`commitmentInfo`)
-    public var commitmentInfo: CommitmentInfo? { fields.object(.commitmentInfo) }
-    /// Base64 of the device verification hash (Xcode and StoreKit 2 on device). (`deviceVerification`)
-    public var deviceVerification: String? { fields.string(.deviceVerification) }
-    /// The nonce of the device verification hash. (`deviceVerificationNonce`)
-    public var deviceVerificationNonce: String? { fields.string(.deviceVerificationNonce) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: Int, PurchaseField {
         case originalTransactionId, transactionId, webOrderLineItemId, bundleId, productId, subscriptionGroupIdentifier, purchaseDate,
             originalPurchaseDate, expiresDate, quantity, type, appAccountToken, inAppOwnershipType, signedDate, revocationReason,
             revocationDate, isUpgraded, offerType, offerIdentifier, environment, storefront, storefrontId, transactionReason, currency,
@@ -207,10 +174,5 @@ public struct JWSTransaction: JWSPayload, Equatable, FieldsPayload {
             }
             return nil
         }
-    }
-
-    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
-        self.fields = fields
-        self.jsonPayload = jsonPayload
     }
 }

@@ -1,4 +1,4 @@
-public import JSON
+import JSON
 
 /// An App Store Server Notification V2 (Apple's `ResponseBodyV2DecodedPayload`): the payload of the
 /// `signedPayload` Apple POSTs. Exactly one of ``data``, ``summary``, ``externalPurchaseToken`` and
@@ -6,8 +6,8 @@ public import JSON
 /// (``NestedJWS``) for the verifier.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct NotificationPayload: JWSPayload, Equatable, FieldsPayload {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct NotificationPayload: JWSPayload, JWSPayloadModel, Equatable, FieldsPayload {
     /// What happened. (`notificationType`)
     public var notificationType: NotificationType? { fields.raw(.notificationType) }
     /// Details of what happened. (`subtype`)
@@ -26,13 +26,9 @@ public struct NotificationPayload: JWSPayload, Equatable, FieldsPayload {
     public var version: String? { fields.string(.version) }
     /// When the App Store signed the notification (absent in early 2022 notifications). (`signedDate`)
     public var signedDate: JWSDate? { fields.date(.signedDate) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -84,27 +80,16 @@ public struct NotificationPayload: JWSPayload, Equatable, FieldsPayload {
             return nil
         }
     }
-
-    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
-        self.fields = fields
-        self.jsonPayload = jsonPayload
-    }
 }
 
 /// The `data` of a notification (Apple's `Data`): the app, the environment and the nested signed
 /// transaction and renewal info.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct NotificationData: Sendable, Equatable, FieldsObject {
-    /// The app's Apple identifier (absent in sandbox and early notifications). (`appAppleId`)
-    public var appAppleId: Int64? { fields.int64(.appAppleId) }
-    /// The app's bundle identifier. (`bundleId`)
-    public var bundleId: String? { fields.string(.bundleId) }
+/// fields below and ``NotificationApp``'s, everything else in ``JWSPayloadModel/unknownFields``.
+public struct NotificationData: NotificationApp, Equatable, NotificationAppObject {
     /// The app's build version. (`bundleVersion`)
     public var bundleVersion: String? { fields.string(.bundleVersion) }
-    /// The environment of the notification. (`environment`)
-    public var environment: Environment? { fields.raw(.environment) }
     /// The subscription's renewal info, as a token to verify. (`signedRenewalInfo`)
     public var signedRenewalInfo: NestedJWS<JWSRenewalInfo>? { fields.nested(.signedRenewalInfo) }
     /// The transaction, as a token to verify. (`signedTransactionInfo`)
@@ -113,14 +98,10 @@ public struct NotificationData: Sendable, Equatable, FieldsObject {
     public var status: SubscriptionStatus? { fields.code(.status) }
     /// Why the customer asked for a refund (`CONSUMPTION_REQUEST`). (`consumptionRequestReason`)
     public var consumptionRequestReason: ConsumptionRequestReason? { fields.raw(.consumptionRequestReason) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: Int, NotificationAppField {
         case appAppleId, bundleId, bundleVersion, environment, signedRenewalInfo, signedTransactionInfo, status, consumptionRequestReason
 
         var kind: PayloadFieldKind {
@@ -166,30 +147,13 @@ public struct NotificationData: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `summary` of a `RENEWAL_EXTENSION`/`SUMMARY` notification (Apple's `Summary`).
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct NotificationSummary: Sendable, Equatable, FieldsObject {
-    /// The environment of the extension request. (`environment`)
-    public var environment: Environment? { fields.raw(.environment) }
-    /// The app's Apple identifier. (`appAppleId`)
-    public var appAppleId: Int64? { fields.int64(.appAppleId) }
-    /// The app's bundle identifier. (`bundleId`)
-    public var bundleId: String? { fields.string(.bundleId) }
+/// fields below and ``NotificationApp``'s, everything else in ``JWSPayloadModel/unknownFields``.
+public struct NotificationSummary: NotificationApp, Equatable, NotificationAppObject {
     /// The subscription product that was extended. (`productId`)
     public var productId: String? { fields.string(.productId) }
     /// The identifier of the extension request. (`requestIdentifier`)
@@ -200,14 +164,10 @@ public struct NotificationSummary: Sendable, Equatable, FieldsObject {
     public var succeededCount: Int64? { fields.int64(.succeededCount) }
     /// Subscriptions that could not be extended. (`failedCount`)
     public var failedCount: Int64? { fields.int64(.failedCount) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: Int, NotificationAppField {
         case environment, appAppleId, bundleId, productId, requestIdentifier, storefrontCountryCodes, succeededCount, failedCount
 
         var kind: PayloadFieldKind {
@@ -253,25 +213,14 @@ public struct NotificationSummary: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `externalPurchaseToken` of an `EXTERNAL_PURCHASE_TOKEN` notification. A token whose id starts
 /// with `SANDBOX` is a sandbox token (the notification has no `environment`).
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct ExternalPurchaseToken: Sendable, Equatable, FieldsObject {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct ExternalPurchaseToken: JWSPayloadObject, Equatable, FieldsObject {
     /// The token's identifier. (`externalPurchaseId`)
     public var externalPurchaseId: String? { fields.string(.externalPurchaseId) }
     /// When the token was created. (`tokenCreationDate`)
@@ -285,11 +234,7 @@ public struct ExternalPurchaseToken: Sendable, Equatable, FieldsObject {
     public var tokenType: String? { fields.string(.tokenType) }
     /// When the token expires. (`tokenExpirationDate`)
     public var tokenExpirationDate: JWSDate? { fields.date(.tokenExpirationDate) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -333,40 +278,19 @@ public struct ExternalPurchaseToken: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
 /// The `appData` of a notification (`RESCIND_CONSENT`): the app and its signed app transaction.
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct AppData: Sendable, Equatable, FieldsObject {
-    /// The app's Apple identifier. (`appAppleId`)
-    public var appAppleId: Int64? { fields.int64(.appAppleId) }
-    /// The app's bundle identifier. (`bundleId`)
-    public var bundleId: String? { fields.string(.bundleId) }
-    /// The environment of the notification. (`environment`)
-    public var environment: Environment? { fields.raw(.environment) }
+/// fields below and ``NotificationApp``'s, everything else in ``JWSPayloadModel/unknownFields``.
+public struct AppData: NotificationApp, Equatable, NotificationAppObject {
     /// The app transaction, as a token to verify. (`signedAppTransactionInfo`)
     public var signedAppTransactionInfo: NestedJWS<AppTransaction>? { fields.nested(.signedAppTransactionInfo) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: Int, NotificationAppField {
         case appAppleId, bundleId, environment, signedAppTransactionInfo
 
         var kind: PayloadFieldKind {
@@ -400,15 +324,4 @@ public struct AppData: Sendable, Equatable, FieldsObject {
             return nil
         }
     }
-
-    /// Decodes the object from JSON text on its own (offsets in errors count from its start).
-    public init(json: [UInt8], limits: JWSLimits = .default) throws(JWSError) {
-        self = try Self.decode(json, limits: limits)
-    }
-
-    init(fields: PayloadFields<Field>) { self.fields = fields }
-
-    /// The value as JSON: typed fields under Apple's names in the order above, then
-    /// ``unknownFields``.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }

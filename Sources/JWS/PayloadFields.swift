@@ -242,40 +242,45 @@ protocol PayloadObject: Sendable {
     func jsonValue() -> JSONValue
 }
 
-/// A model whose typed fields are all kept in a ``PayloadFields``: equality is written once here.
-protocol FieldsModel: Equatable {
+/// A model whose typed fields are all kept in a ``PayloadFields``: equality,
+/// ``JWSPayloadModel/unknownFields`` and ``JWSPayloadModel/jsonValue()`` are written once here.
+protocol FieldsModel: JWSPayloadModel, Equatable {
     associatedtype Field: TypedPayloadField
-    /// The typed fields as read.
+    /// The typed fields as read; the model's typed properties read them.
     var fields: PayloadFields<Field> { get }
 }
 
 extension FieldsModel {
     /// Equal when the JSON values are (same typed fields, same unknown members in order).
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.fields.jsonValue() == rhs.fields.jsonValue() }
+
+    /// The members kept untyped (``PayloadFields/unknown``).
+    public var unknownFields: [(String, JSONValue)] { fields.unknown }
+
+    /// The fields as JSON (``PayloadFields/jsonValue()``).
+    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
-/// A signed payload model (``JWSTransaction``, ``NotificationPayload``, …) kept as its fields and
-/// its exact JSON text; decoding and ``JWSPayload/jsonValue()`` are written once here.
+/// A signed payload model (``JWSTransaction``, ``NotificationPayload``, …) kept as its exact JSON
+/// text and its fields (its stored properties, in that order); decoding is written once here.
 protocol FieldsPayload: FieldsModel, JWSPayload {
-    init(fields: PayloadFields<Field>, jsonPayload: [UInt8])
+    /// The memberwise initialiser.
+    init(jsonPayload: [UInt8], fields: PayloadFields<Field>)
 }
 
 extension FieldsPayload {
     /// Decodes the JSON payload; verifies nothing.
     public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
         self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in
-            Self(fields: try reader.fields("payload", Field.self), jsonPayload: jsonPayload)
+            Self(jsonPayload: jsonPayload, fields: try reader.fields("payload", Field.self))
         }
     }
-
-    /// The value as JSON: typed fields under Apple's names in the order they are declared, then
-    /// the `unknownFields`.
-    public func jsonValue() -> JSONValue { fields.jsonValue() }
 }
 
-/// An object model inside a payload (``AdvancedCommerceInfo``, ``NotificationData``, …): reading
-/// it is written once here.
-protocol FieldsObject: FieldsModel, PayloadObject {
+/// An object model inside a payload (``AdvancedCommerceInfo``, ``NotificationData``, …) kept as
+/// its fields (its one stored property); reading it is written once here.
+protocol FieldsObject: FieldsModel, PayloadObject, JWSPayloadObject {
+    /// The memberwise initialiser.
     init(fields: PayloadFields<Field>)
 }
 
@@ -285,8 +290,8 @@ extension FieldsObject {
     }
 
     /// Decodes the object from JSON text on its own; errors name the type as their context.
-    static func decode(_ json: [UInt8], limits: JWSLimits) throws(JWSError) -> Self {
-        try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
+    public init(json: [UInt8], limits: JWSLimits) throws(JWSError) {
+        self = try PayloadReader.decode(json, limits: limits) { (reader) throws(JWSError) in
             try Self(reading: &reader, context: String(describing: Self.self))
         }
     }

@@ -1,10 +1,10 @@
-public import JSON
+import JSON
 
 /// The payload of a Retention Messaging real-time request (Apple's `DecodedRealtimeRequestBody`).
 ///
 /// Decoding verifies nothing (see ``JWSPayload``). Every member of the JSON is kept: typed
-/// fields below, everything else in ``unknownFields``.
-public struct RealtimeRequest: JWSPayload, Equatable, FieldsPayload {
+/// fields below, everything else in ``JWSPayloadModel/unknownFields``.
+public struct RealtimeRequest: JWSPayload, JWSPayloadModel, Equatable, FieldsPayload {
     /// The transaction identifier of the original purchase. (`originalTransactionId`)
     public var originalTransactionId: String? { fields.string(.originalTransactionId) }
     /// The app's Apple identifier. (`appAppleId`)
@@ -19,13 +19,9 @@ public struct RealtimeRequest: JWSPayload, Equatable, FieldsPayload {
     public var environment: Environment? { fields.raw(.environment) }
     /// When the App Store signed the request. (`signedDate`)
     public var signedDate: JWSDate? { fields.date(.signedDate) }
-    /// The members not typed above, in document order: names this version does not know, and
-    /// known names whose value is `null`. Re-encoded as they were.
-    public var unknownFields: [(String, JSONValue)] { fields.unknown }
     /// The JSON text this value was decoded from, exactly.
     public let jsonPayload: [UInt8]
 
-    /// The typed fields as read; the properties above read them.
     let fields: PayloadFields<Field>
 
     enum Field: Int, TypedPayloadField {
@@ -69,10 +65,5 @@ public struct RealtimeRequest: JWSPayload, Equatable, FieldsPayload {
             }
             return nil
         }
-    }
-
-    init(fields: PayloadFields<Field>, jsonPayload: [UInt8]) {
-        self.fields = fields
-        self.jsonPayload = jsonPayload
     }
 }

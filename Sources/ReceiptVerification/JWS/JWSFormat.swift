@@ -104,32 +104,32 @@ extension AppStoreSignedPayload {
     public static var validationDateName: String { "the signedDate" }
 }
 
+extension AppStoreSignedPayload where Self: PurchasePayload {
+    /// `signedDate`.
+    public var validationDate: JWSDate? { signedDate }
+
+    /// The claims of a transaction or renewal info (``carriedClaims``): the fields they share, and
+    /// `bundleIdentifier` (a transaction's `bundleId`; renewal info names none).
+    func purchaseClaims(bundleIdentifier: String?) -> AppStoreClaims {
+        AppStoreClaims(
+            carried: Self.carriedClaims, bundleIdentifier: bundleIdentifier, environment: environment, appAccountToken: appAccountToken,
+            deviceVerification: deviceVerification, deviceVerificationNonce: deviceVerificationNonce, signedDate: signedDate)
+    }
+}
+
 extension JWSTransaction: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/transaction``.
     public static var payloadKind: AppStorePayloadKind { .transaction }
-    /// `signedDate`.
-    public var validationDate: JWSDate? { signedDate }
     /// Bundle id, environment, app account token and device verification.
-    public var claims: AppStoreClaims {
-        AppStoreClaims(
-            carried: [.bundleIdentifier, .environment, .appAccountToken, .deviceVerification], bundleIdentifier: bundleId,
-            environment: environment, appAccountToken: appAccountToken, deviceVerification: deviceVerification,
-            deviceVerificationNonce: deviceVerificationNonce, signedDate: signedDate)
-    }
+    public var claims: AppStoreClaims { purchaseClaims(bundleIdentifier: bundleId) }
 }
 
 extension JWSRenewalInfo: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/renewalInfo``.
     public static var payloadKind: AppStorePayloadKind { .renewalInfo }
-    /// `signedDate`.
-    public var validationDate: JWSDate? { signedDate }
     /// Environment, app account token and device verification (renewal info names no bundle id,
     /// so it cannot be tied to an app by itself: verify it with its transaction).
-    public var claims: AppStoreClaims {
-        AppStoreClaims(
-            carried: [.environment, .appAccountToken, .deviceVerification], environment: environment, appAccountToken: appAccountToken,
-            deviceVerification: deviceVerification, deviceVerificationNonce: deviceVerificationNonce, signedDate: signedDate)
-    }
+    public var claims: AppStoreClaims { purchaseClaims(bundleIdentifier: nil) }
 }
 
 extension AppTransaction: AppStoreSignedPayload {
@@ -142,7 +142,7 @@ extension AppTransaction: AppStoreSignedPayload {
     /// Bundle id, app Apple id, `receiptType` as the environment, and device verification.
     public var claims: AppStoreClaims {
         AppStoreClaims(
-            carried: [.bundleIdentifier, .appAppleId, .environment, .deviceVerification], bundleIdentifier: bundleId,
+            carried: Self.carriedClaims, bundleIdentifier: bundleId,
             appAppleId: appAppleId, environment: receiptType, deviceVerification: deviceVerification,
             deviceVerificationNonce: deviceVerificationNonce, signedDate: receiptCreationDate)
     }
@@ -168,29 +168,26 @@ extension NotificationPayload: AppStoreSignedPayload {
     /// Bundle id, app Apple id and environment, from `data`, `summary`, `externalPurchaseToken`
     /// (sandbox when its id starts with `SANDBOX`, production otherwise) or `appData`.
     public var claims: AppStoreClaims {
-        let carried: Set<AppStoreClaims.Kind> = [.bundleIdentifier, .appAppleId, .environment]
-        if let data {
-            return AppStoreClaims(
-                carried: carried, bundleIdentifier: data.bundleId, appAppleId: data.appAppleId, environment: data.environment,
-                signedDate: signedDate)
-        }
-        if let summary {
-            return AppStoreClaims(
-                carried: carried, bundleIdentifier: summary.bundleId, appAppleId: summary.appAppleId, environment: summary.environment,
-                signedDate: signedDate)
-        }
+        if let data { return claims(of: data) }
+        if let summary { return claims(of: summary) }
         if let token = externalPurchaseToken {
             let environment: Environment? = token.externalPurchaseId.map { $0.hasPrefix("SANDBOX") ? .sandbox : .production }
-            return AppStoreClaims(
-                carried: carried, bundleIdentifier: token.bundleId, appAppleId: token.appAppleId, environment: environment,
-                signedDate: signedDate)
+            return claims(bundleIdentifier: token.bundleId, appAppleId: token.appAppleId, environment: environment)
         }
-        if let appData {
-            return AppStoreClaims(
-                carried: carried, bundleIdentifier: appData.bundleId, appAppleId: appData.appAppleId, environment: appData.environment,
-                signedDate: signedDate)
-        }
-        return AppStoreClaims(carried: carried, signedDate: signedDate)
+        if let appData { return claims(of: appData) }
+        return claims(bundleIdentifier: nil, appAppleId: nil, environment: nil)
+    }
+
+    /// The claims of the app and environment `app` names.
+    private func claims(of app: some NotificationApp) -> AppStoreClaims {
+        claims(bundleIdentifier: app.bundleId, appAppleId: app.appAppleId, environment: app.environment)
+    }
+
+    /// ``carriedClaims`` with these values and the notification's `signedDate`.
+    private func claims(bundleIdentifier: String?, appAppleId: Int64?, environment: Environment?) -> AppStoreClaims {
+        AppStoreClaims(
+            carried: Self.carriedClaims, bundleIdentifier: bundleIdentifier, appAppleId: appAppleId, environment: environment,
+            signedDate: signedDate)
     }
 
     /// `data.signedTransactionInfo`, `data.signedRenewalInfo` and `appData.signedAppTransactionInfo`.
