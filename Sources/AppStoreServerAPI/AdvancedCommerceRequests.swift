@@ -59,15 +59,8 @@ public struct AdvancedCommerceRequest: Sendable, Equatable {
         guard operation.isAdvancedCommerce else {
             throw RequestBodyError(field: "body", reason: "\(operation) is not an Advanced Commerce call")
         }
-        guard json.count <= 64 << 10 else { throw RequestBodyError(field: "body", reason: "larger than 64 KiB") }
-        let value: JSONValue
-        do throws(JSONError) {
-            value = try JSONValue.parse(json)
-        } catch {
-            throw RequestBodyError(field: "body", reason: "not strict JSON: \(error)")
-        }
         self.operation = operation
-        self.body = value
+        self.body = try BodyReader.parse(json)
         try validate()
     }
 

@@ -30,14 +30,7 @@ struct BodyReader {
     let members: [(String, JSONValue)]
 
     init(_ bytes: [UInt8], known: Set<String>) throws(RequestBodyError) {
-        guard bytes.count <= 64 << 10 else { throw RequestBodyError(field: "body", reason: "larger than 64 KiB") }
-        let value: JSONValue
-        do throws(JSONError) {
-            value = try JSONValue.parse(bytes)
-        } catch {
-            throw RequestBodyError(field: "body", reason: "not strict JSON: \(error)")
-        }
-        guard case .object(let members) = value else { throw RequestBodyError(field: "body", reason: "not a JSON object") }
+        guard case .object(let members) = try Self.parse(bytes) else { throw RequestBodyError(field: "body", reason: "not a JSON object") }
         var seen: Set<String> = []
         for (name, _) in members {
             guard known.contains(name) else {
@@ -46,6 +39,16 @@ struct BodyReader {
             guard seen.insert(name).inserted else { throw RequestBodyError(field: RequestBodyText.quoted(name), reason: "appears twice") }
         }
         self.members = members
+    }
+
+    /// A request body's JSON: at most 64 KiB of strict JSON.
+    static func parse(_ bytes: [UInt8]) throws(RequestBodyError) -> JSONValue {
+        guard bytes.count <= 64 << 10 else { throw RequestBodyError(field: "body", reason: "larger than 64 KiB") }
+        do throws(JSONError) {
+            return try JSONValue.parse(bytes)
+        } catch {
+            throw RequestBodyError(field: "body", reason: "not strict JSON: \(error)")
+        }
     }
 
     func value(_ name: String) -> JSONValue? {
@@ -96,7 +99,7 @@ enum RequestBodyText {
 // MARK: - Send Consumption Information (v2)
 
 /// Whether the app delivered a working In-App Purchase (`deliveryStatus`, a string in v2).
-public struct DeliveryStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct DeliveryStatus: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string (``isKnown`` says whether Apple documents it).
@@ -115,14 +118,10 @@ public struct DeliveryStatus: RawRepresentable, Hashable, Sendable, CustomString
     public static let known: [DeliveryStatus] = [
         .delivered, .undeliveredQualityIssue, .undeliveredWrongItem, .undeliveredServerOutage, .undeliveredOther,
     ]
-    /// Whether Apple documents the value.
-    public var isKnown: Bool { Self.known.contains(self) }
-    /// The raw value.
-    public var description: String { rawValue }
 }
 
 /// The outcome the developer prefers for a refund request (`refundPreference`, a string in v2).
-public struct RefundPreference: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct RefundPreference: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string (``isKnown`` says whether Apple documents it).
@@ -135,10 +134,6 @@ public struct RefundPreference: RawRepresentable, Hashable, Sendable, CustomStri
     public static let grantProrated = RefundPreference(rawValue: "GRANT_PRORATED")
     /// Every value Apple documents.
     public static let known: [RefundPreference] = [.decline, .grantFull, .grantProrated]
-    /// Whether Apple documents the value.
-    public var isKnown: Bool { Self.known.contains(self) }
-    /// The raw value.
-    public var description: String { rawValue }
 }
 
 /// The body of Send Consumption Information (v2, Apple's `ConsumptionRequest` since API 1.19; the
@@ -204,20 +199,8 @@ public struct ConsumptionRequestV2: Sendable, Hashable {
             throw RequestBodyError(
                 field: "consumptionPercentage", reason: "must be 0 to 100000 (milliunits), not \(consumptionPercentage)")
         }
-        guard deliveryStatus.isKnown else {
-            throw RequestBodyError(
-                field: "deliveryStatus",
-                reason:
-                    "\(RequestBodyText.quoted(deliveryStatus.rawValue)) is not one of \(DeliveryStatus.known.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
-        if let refundPreference, !refundPreference.isKnown {
-            throw RequestBodyError(
-                field: "refundPreference",
-                reason:
-                    "\(RequestBodyText.quoted(refundPreference.rawValue)) is not one of \(RefundPreference.known.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
+        try deliveryStatus.requireKnown(field: "deliveryStatus")
+        try refundPreference?.requireKnown(field: "refundPreference")
     }
 
     /// The JSON body, members in Apple's order, absent optionals left out.

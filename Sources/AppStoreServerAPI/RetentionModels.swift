@@ -5,23 +5,9 @@ import JSON
 // ranges, written once: the client validates a body before it sends it, and the simulated App
 // Store Server decodes and validates what it receives with the same code.
 
-/// A string value of the Retention Messaging API (`messageState`, `imageState`, `imageSize`,
-/// `headerPosition`): any value is kept as it arrived; ``isKnown`` says whether Apple documents it.
-public protocol RetentionValue: RawRepresentable, Hashable, Sendable, CustomStringConvertible where RawValue == String {
-    /// Every value Apple documents.
-    static var known: [Self] { get }
-}
-
-extension RetentionValue {
-    /// Whether Apple documents the value.
-    public var isKnown: Bool { Self.known.contains(self) }
-    /// The raw value.
-    public var description: String { rawValue }
-}
-
 /// The approval state of an uploaded message (`messageState`) or image (`imageState`): Apple
 /// documents the same values for both.
-public struct RetentionApprovalState: RetentionValue {
+public struct RetentionApprovalState: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string.
@@ -43,7 +29,7 @@ public typealias RetentionMessageState = RetentionApprovalState
 public typealias RetentionImageState = RetentionApprovalState
 
 /// The size an image is uploaded for (`imageSize`).
-public struct RetentionImageSize: RetentionValue {
+public struct RetentionImageSize: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string.
@@ -57,7 +43,7 @@ public struct RetentionImageSize: RetentionValue {
 }
 
 /// Where a message's header appears (`headerPosition`).
-public struct RetentionHeaderPosition: RetentionValue {
+public struct RetentionHeaderPosition: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string.
@@ -214,13 +200,7 @@ public struct UploadMessageRequest: Sendable, Hashable {
             }
         }
         if let headerPosition {
-            guard headerPosition.isKnown else {
-                throw RequestBodyError(
-                    field: "headerPosition",
-                    reason:
-                        "\(RequestBodyText.quoted(headerPosition.rawValue)) is not one of \(RetentionHeaderPosition.known.map(\.rawValue).joined(separator: ", "))"
-                )
-            }
+            try headerPosition.requireKnown(field: "headerPosition")
             if headerPosition == .aboveImage, image == nil {
                 throw RequestBodyError(field: "headerPosition", reason: "ABOVE_IMAGE needs an image")
             }
@@ -339,13 +319,7 @@ public enum RetentionImageCheck {
                     field: "image", reason: "a FULL_SIZE image is 3840 pixels wide and 160 to 2160 high, not \(width) × \(height)")
             }
         }
-        if let size, !size.isKnown {
-            throw RequestBodyError(
-                field: "imageSize",
-                reason:
-                    "\(RequestBodyText.quoted(size.rawValue)) is not one of \(RetentionImageSize.known.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
+        try size?.requireKnown(field: "imageSize")
         return (width, height)
     }
 }
