@@ -12,8 +12,7 @@ extension SQLiteNotificationStore: DeadLetterStore {
     public func keep(_ letter: DeadLetter, retention: DeadLetterRetention) throws(NotificationStoreError) -> Int64 {
         guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
         return try deadLetterFile.withConnection(create: true) { (connection) throws(NotificationStoreError) -> Int64 in
-            try connection.execute("BEGIN IMMEDIATE")
-            do throws(NotificationStoreError) {
+            try connection.immediateTransaction { () throws(NotificationStoreError) -> Int64 in
                 let insert = try connection.statement(SQLiteDeadLetterFile.insert)
                 try insert.bind(1, letter.receivedDate)
                 try insert.bind(2, letter.sourceAddress)
@@ -33,11 +32,7 @@ extension SQLiteNotificationStore: DeadLetterStore {
                 try many.bind(1, Int64(retention.maximumCount))
                 _ = try many.step()
                 many.reset()
-                try connection.execute("COMMIT")
                 return id
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
             }
         }
     }
