@@ -57,23 +57,18 @@ struct BodyReader {
         return value
     }
 
-    func bool(_ name: String) throws(RequestBodyError) -> Bool? {
+    /// The member `name` as `read` takes it (nil when absent), refused with `must be <expected>`.
+    func member<Value>(_ name: String, expected: String, _ read: (JSONValue) -> Value?) throws(RequestBodyError) -> Value? {
         guard let value = value(name) else { return nil }
-        guard case .bool(let flag) = value else { throw RequestBodyError(field: name, reason: "must be true or false") }
-        return flag
+        guard let typed = read(value) else { throw RequestBodyError(field: name, reason: "must be \(expected)") }
+        return typed
     }
 
-    func integer(_ name: String) throws(RequestBodyError) -> Int64? {
-        guard let value = value(name) else { return nil }
-        guard case .number = value, let number = value.int64Value else { throw RequestBodyError(field: name, reason: "must be an integer") }
-        return number
-    }
+    func bool(_ name: String) throws(RequestBodyError) -> Bool? { try member(name, expected: "true or false", \.boolValue) }
 
-    func string(_ name: String) throws(RequestBodyError) -> String? {
-        guard let value = value(name) else { return nil }
-        guard case .string(let text) = value else { throw RequestBodyError(field: name, reason: "must be a string") }
-        return text
-    }
+    func integer(_ name: String) throws(RequestBodyError) -> Int64? { try member(name, expected: "an integer", \.int64Value) }
+
+    func string(_ name: String) throws(RequestBodyError) -> String? { try member(name, expected: "a string", \.stringValue) }
 
     func strings(_ name: String) throws(RequestBodyError) -> [String]? {
         guard let value = value(name) else { return nil }
