@@ -241,9 +241,7 @@ enum AdvancedCommerceValidator {
         switch name {
         case "requestReferenceId", "appAccountToken":
             let text = try text(value, here)
-            guard UUIDText.parse(text) != nil else {
-                throw RequestBodyError(field: here, reason: "\(RequestBodyText.quoted(text)) is not a UUID")
-            }
+            _ = try BodyReader.uuid(text, field: here)
         case "SKU", "currentSKU": try length(value, here, 128)
         case "displayName": try length(value, here, 30)
         case "description": try length(value, here, 45)

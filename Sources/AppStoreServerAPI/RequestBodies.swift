@@ -81,6 +81,20 @@ struct BodyReader {
         return result
     }
 
+    /// The required UUID member `name`; `field` names it in errors (default: `name`).
+    func uuid(_ name: String, field: String? = nil) throws(RequestBodyError) -> UUID {
+        let field = field ?? name
+        return try Self.uuid(try Self.required(try string(name), field), field: field)
+    }
+
+    /// The UUID `text` spells, or `"<text>" is not a UUID` for `field`.
+    static func uuid(_ text: String, field: String) throws(RequestBodyError) -> UUID {
+        guard let value = UUIDText.parse(text) else {
+            throw RequestBodyError(field: field, reason: "\(RequestBodyText.quoted(text)) is not a UUID")
+        }
+        return value
+    }
+
     static func required<T>(_ value: T?, _ name: String) throws(RequestBodyError) -> T {
         guard let value else { throw RequestBodyError(field: name, reason: "is required") }
         return value
@@ -222,12 +236,7 @@ public struct UpdateAppAccountTokenRequest: Sendable, Hashable {
 
     /// Decodes a JSON body; `appAccountToken` must be a UUID.
     public init(json bytes: [UInt8]) throws(RequestBodyError) {
-        let reader = try BodyReader(bytes, known: ["appAccountToken"])
-        let text = try BodyReader.required(try reader.string("appAccountToken"), "appAccountToken")
-        guard let token = UUIDText.parse(text) else {
-            throw RequestBodyError(field: "appAccountToken", reason: "\(RequestBodyText.quoted(text)) is not a UUID")
-        }
-        self.init(appAccountToken: token)
+        self.init(appAccountToken: try BodyReader(bytes, known: ["appAccountToken"]).uuid("appAccountToken"))
     }
 
     /// The JSON body.

@@ -137,7 +137,7 @@ public struct UploadMessageRequest: Sendable, Hashable {
         if let value = reader.value("image") {
             let object = try Self.object(value, "image", known: ["imageIdentifier", "altText"])
             image = RetentionMessageImage(
-                imageIdentifier: try Self.uuid(object, "imageIdentifier", at: "image"),
+                imageIdentifier: try object.uuid("imageIdentifier", field: "image.imageIdentifier"),
                 altText: try BodyReader.required(try object.string("altText"), "image.altText"))
         }
         var bullets: [RetentionBulletPoint]?
@@ -153,7 +153,7 @@ public struct UploadMessageRequest: Sendable, Hashable {
                 bullets?.append(
                     RetentionBulletPoint(
                         text: try BodyReader.required(try object.string("text"), place + ".text"),
-                        imageIdentifier: try Self.uuid(object, "imageIdentifier", at: place),
+                        imageIdentifier: try object.uuid("imageIdentifier", field: place + ".imageIdentifier"),
                         altText: try BodyReader.required(try object.string("altText"), place + ".altText")))
             }
         }
@@ -169,14 +169,6 @@ public struct UploadMessageRequest: Sendable, Hashable {
         } catch {
             throw RequestBodyError(field: "\(field).\(error.field)", reason: error.reason)
         }
-    }
-
-    static func uuid(_ reader: BodyReader, _ name: String, at place: String) throws(RequestBodyError) -> UUID {
-        let text = try BodyReader.required(try reader.string(name), "\(place).\(name)")
-        guard let value = UUIDText.parse(text) else {
-            throw RequestBodyError(field: "\(place).\(name)", reason: "\(RequestBodyText.quoted(text)) is not a UUID")
-        }
-        return value
     }
 
     static func checkLength(_ text: String, _ field: String, maximum: Int, allowEmpty: Bool = false) throws(RequestBodyError) {
@@ -248,12 +240,7 @@ public struct DefaultConfigurationRequest: Sendable, Hashable {
 
     /// Decodes a JSON body; `messageIdentifier` must be a UUID.
     public init(json bytes: [UInt8]) throws(RequestBodyError) {
-        let reader = try BodyReader(bytes, known: ["messageIdentifier"])
-        let text = try BodyReader.required(try reader.string("messageIdentifier"), "messageIdentifier")
-        guard let value = UUIDText.parse(text) else {
-            throw RequestBodyError(field: "messageIdentifier", reason: "\(RequestBodyText.quoted(text)) is not a UUID")
-        }
-        self.init(messageIdentifier: value)
+        self.init(messageIdentifier: try BodyReader(bytes, known: ["messageIdentifier"]).uuid("messageIdentifier"))
     }
 
     /// The JSON body.
