@@ -95,6 +95,11 @@ struct Arguments {
     func value(_ name: String) -> String? { options[name]?.last }
     func values(_ name: String) -> [String] { options[name] ?? [] }
 
+    /// Refuses operands where `command` takes none: `<command> takes no arguments, found <first>`.
+    func requireNoOperands(_ command: String) throws(UsageError) {
+        if let first = positional.first { throw UsageError("\(command) takes no arguments, found \(first)") }
+    }
+
     /// The value of an option that must be given, not empty.
     func required(_ name: String) throws(UsageError) -> String {
         guard let value = value(name), !value.isEmpty else { throw UsageError("\(name) is required") }

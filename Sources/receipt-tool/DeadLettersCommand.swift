@@ -37,7 +37,7 @@ enum DeadLettersCommand {
             Array(arguments.dropFirst()),
             valued: ["--db", "--config", "--before", "--bundle-id", "--app-apple-id", "--environment", "--anchor", "--policy"],
             flagNames: ["--json", "--pending"])
-        guard args.positional.isEmpty else { throw UsageError("dead-letters \(action) takes no arguments, found \(args.positional[0])") }
+        try args.requireNoOperands("dead-letters \(action)")
         let configFile = args.value("--config")
         let configuration = try configFile.map { try ServiceConfiguration.load($0) }
         guard let location = args.value("--db") ?? configuration?.store else {

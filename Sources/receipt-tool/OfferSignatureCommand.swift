@@ -36,7 +36,7 @@ enum OfferSignatureCommand {
                 "--bundle-id", "--key-id", "--product-id", "--offer-id", "--app-account-token", "--nonce", "--timestamp", "--private-key",
             ],
             flagNames: [])
-        guard args.positional.isEmpty else { throw UsageError("offer-signature takes no arguments, found \(args.positional[0])") }
+        try args.requireNoOperands("offer-signature")
         let bundleID = try args.required("--bundle-id")
         let keyID = try args.required("--key-id")
         let productID = try args.required("--product-id")

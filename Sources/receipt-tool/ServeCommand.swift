@@ -156,7 +156,7 @@ enum ServeCommand {
                 "--log-format", "--dead-letters-max-count", "--dead-letters-max-age", "--config",
             ],
             flagNames: ["--quiet"])
-        guard args.positional.isEmpty else { throw UsageError("serve takes no arguments, found \(args.positional[0])") }
+        try args.requireNoOperands("serve")
         let configured = try configuration(args)
 
         var configuration = HTTPServerConfiguration(host: args.value("--host") ?? "127.0.0.1", port: 8080)
