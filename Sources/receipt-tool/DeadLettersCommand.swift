@@ -135,12 +135,7 @@ enum DeadLettersCommand {
     }
 
     static func retry(_ args: Arguments, location: String) throws -> Int32 {
-        let environment: VerifyReceiptEnvironment
-        switch args.value("--environment")?.lowercased() {
-        case nil, "production": environment = .production
-        case "sandbox": environment = .sandbox
-        case let other?: throw UsageError("--environment must be production or sandbox, found \(other)")
-        }
+        let environment = try ServeCommand.environment(args)
         let (verifier, expectations) = try ServeCommand.notificationVerification(
             args, settings: try VerificationSettings(options: args), environment: environment, option: "dead-letters retry")
         return try retry(
