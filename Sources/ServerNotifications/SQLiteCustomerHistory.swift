@@ -5,7 +5,7 @@ import Foundation
 extension SQLiteNotificationStore: CustomerHistoryStore {
     /// Commits the new records in one transaction; returns how many were new.
     public func storeCustomerHistory(_ records: [CustomerHistoryRecord]) throws(NotificationStoreError) -> Int {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
+        try options.requireWritable(path)
         let now = StoredNotification.milliseconds(Date())
         return try deadLetterFile.withConnection(create: false) { (connection) throws(NotificationStoreError) -> Int in
             try connection.immediateTransaction { () throws(NotificationStoreError) -> Int in

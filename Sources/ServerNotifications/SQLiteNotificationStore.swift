@@ -124,7 +124,7 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
     /// Commits `notification` (see the type's documentation for group commit); returns after the
     /// commit is durable and the path still names the file it went to.
     public func store(_ notification: StoredNotification) throws(NotificationStoreError) -> NotificationStoreOutcome {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
+        try options.requireWritable(path)
         try NotificationColumns.check(NotificationColumns.values(notification))
         let pending = PendingRow(notification, compact: CompactPayload(signedPayload: notification.signedPayload))
         let result = commitQueued(pending, until: nil)
