@@ -59,15 +59,8 @@ public struct AdvancedCommerceRequest: Sendable, Equatable {
         guard operation.isAdvancedCommerce else {
             throw RequestBodyError(field: "body", reason: "\(operation) is not an Advanced Commerce call")
         }
-        guard json.count <= 64 << 10 else { throw RequestBodyError(field: "body", reason: "larger than 64 KiB") }
-        let value: JSONValue
-        do throws(JSONError) {
-            value = try JSONValue.parse(json)
-        } catch {
-            throw RequestBodyError(field: "body", reason: "not strict JSON: \(error)")
-        }
         self.operation = operation
-        self.body = value
+        self.body = try BodyReader.parse(json)
         try validate()
     }
 
@@ -248,9 +241,7 @@ enum AdvancedCommerceValidator {
         switch name {
         case "requestReferenceId", "appAccountToken":
             let text = try text(value, here)
-            guard UUIDText.parse(text) != nil else {
-                throw RequestBodyError(field: here, reason: "\(RequestBodyText.quoted(text)) is not a UUID")
-            }
+            _ = try BodyReader.uuid(text, field: here)
         case "SKU", "currentSKU": try length(value, here, 128)
         case "displayName": try length(value, here, 30)
         case "description": try length(value, here, 45)

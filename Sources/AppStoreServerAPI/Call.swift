@@ -265,62 +265,60 @@ struct ResponseObject {
         fail(.invalidResponse, at: location(name, at), "is \(value.kindName), expected \(expected)")
     }
 
-    func string(_ name: String, required: Bool = false, at: String? = nil) throws(AppStoreServerAPIError) -> String? {
+    /// The member `name` as `read` takes it: nil when absent (``missing(_:_:)`` when
+    /// `required`), ``wrongType(_:_:_:_:)`` naming `expected` when `read` refuses it.
+    func member<Value>(
+        _ name: String, required: Bool, at: String?, expected: String, _ read: (JSONValue) -> Value?
+    ) throws(AppStoreServerAPIError) -> Value? {
         guard let value = value(name) else {
             if required { throw missing(name, at) }
             return nil
         }
-        guard case .string(let text) = value else { throw wrongType(name, at, value, "a string") }
-        return text
+        guard let typed = read(value) else { throw wrongType(name, at, value, expected) }
+        return typed
+    }
+
+    func string(_ name: String, required: Bool = false, at: String? = nil) throws(AppStoreServerAPIError) -> String? {
+        try member(name, required: required, at: at, expected: "a string", \.stringValue)
     }
 
     func int64(_ name: String, required: Bool = false, at: String? = nil) throws(AppStoreServerAPIError) -> Int64? {
-        guard let value = value(name) else {
-            if required { throw missing(name, at) }
-            return nil
-        }
-        guard case .number = value, let number = value.int64Value else { throw wrongType(name, at, value, "an integer") }
-        return number
+        try member(name, required: required, at: at, expected: "an integer", \.int64Value)
     }
 
     func bool(_ name: String, required: Bool = false, at: String? = nil) throws(AppStoreServerAPIError) -> Bool? {
-        guard let value = value(name) else {
-            if required { throw missing(name, at) }
-            return nil
+        try member(name, required: required, at: at, expected: "true or false", \.boolValue)
+    }
+
+    /// The elements of the array member `name` as `read` takes them (each with its location;
+    /// absent: empty): ``wrongType(_:_:_:_:)`` naming `expected` for another type, an element
+    /// `read` refuses named with its index.
+    func elements<Element>(
+        _ name: String, at: String?, expected: String, element: String, _ read: (JSONValue, String) -> Element?
+    ) throws(AppStoreServerAPIError) -> [Element] {
+        guard let value = value(name) else { return [] }
+        guard case .array(let items) = value else { throw wrongType(name, at, value, expected) }
+        var result: [Element] = []
+        for (index, item) in items.enumerated() {
+            let here = location("\(name)[\(index)]", at)
+            guard let typed = read(item, here) else { throw fail(.invalidResponse, at: here, "is \(item.kindName), expected \(element)") }
+            result.append(typed)
         }
-        guard case .bool(let flag) = value else { throw wrongType(name, at, value, "true or false") }
-        return flag
+        return result
     }
 
     /// An array of strings (absent: empty).
     func strings(_ name: String, at: String? = nil) throws(AppStoreServerAPIError) -> [String] {
-        guard let value = value(name) else { return [] }
-        guard case .array(let elements) = value else { throw wrongType(name, at, value, "an array of strings") }
-        var result: [String] = []
-        for (index, element) in elements.enumerated() {
-            guard case .string(let text) = element else {
-                throw fail(.invalidResponse, at: location("\(name)[\(index)]", at), "is \(element.kindName), expected a string")
-            }
-            result.append(text)
-        }
-        return result
+        try elements(name, at: at, expected: "an array of strings", element: "a string") { item, _ in item.stringValue }
     }
 
     /// An array of objects (absent: empty).
     func objects(_ name: String, at: String? = nil) throws(AppStoreServerAPIError) -> [ResponseObject] {
-        guard let value = value(name) else { return [] }
-        guard case .array(let elements) = value else { throw wrongType(name, at, value, "an array of objects") }
-        var result: [ResponseObject] = []
-        for (index, element) in elements.enumerated() {
-            let here = location("\(name)[\(index)]", at)
-            guard case .object(let members) = element else {
-                throw fail(.invalidResponse, at: here, "is \(element.kindName), expected an object")
-            }
-            result.append(
-                call.map { ResponseObject(members: members, call: $0, path: here) }
-                    ?? ResponseObject(members: members, endpoint: endpoint, path: here))
+        try elements(name, at: at, expected: "an array of objects", element: "an object") { item, here in
+            guard case .object(let members) = item else { return nil }
+            return call.map { ResponseObject(members: members, call: $0, path: here) }
+                ?? ResponseObject(members: members, endpoint: endpoint, path: here)
         }
-        return result
     }
 
     /// `environment`, which must be the configured one when present.

@@ -10,7 +10,7 @@ public import ReceiptVerification
 // MARK: - Requests
 
 /// A product type filter of Get Transaction History (`productType`).
-public struct HistoryProductType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct HistoryProductType: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string.
@@ -23,8 +23,8 @@ public struct HistoryProductType: RawRepresentable, Hashable, Sendable, CustomSt
     public static let consumable = HistoryProductType(rawValue: "CONSUMABLE")
     /// `NON_CONSUMABLE`.
     public static let nonConsumable = HistoryProductType(rawValue: "NON_CONSUMABLE")
-    /// The raw value.
-    public var description: String { rawValue }
+    /// Every value Apple documents.
+    public static let known: [HistoryProductType] = [.autoRenewable, .nonRenewable, .consumable, .nonConsumable]
 }
 
 /// The query filters of Get Transaction History (v2). Every filter left empty is not sent.
@@ -310,7 +310,7 @@ public struct RefundHistoryPage: Sendable {
 }
 
 /// What happened to one attempt to send a notification (`sendAttemptResult`).
-public struct SendAttemptResult: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct SendAttemptResult: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string (known or not).
@@ -337,8 +337,11 @@ public struct SendAttemptResult: RawRepresentable, Hashable, Sendable, CustomStr
     public static let unsuccessfulHTTPResponseCode = SendAttemptResult(rawValue: "UNSUCCESSFUL_HTTP_RESPONSE_CODE")
     /// `OTHER`.
     public static let other = SendAttemptResult(rawValue: "OTHER")
-    /// The raw value.
-    public var description: String { rawValue }
+    /// Every value Apple documents.
+    public static let known: [SendAttemptResult] = [
+        .success, .timedOut, .tlsIssue, .circularRedirect, .noResponse, .socketIssue, .unsupportedCharset, .invalidResponse,
+        .prematureClose, .unsuccessfulHTTPResponseCode, .other,
+    ]
 }
 
 /// One attempt to send a notification (`SendAttemptItem`).

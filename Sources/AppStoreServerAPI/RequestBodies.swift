@@ -30,14 +30,7 @@ struct BodyReader {
     let members: [(String, JSONValue)]
 
     init(_ bytes: [UInt8], known: Set<String>) throws(RequestBodyError) {
-        guard bytes.count <= 64 << 10 else { throw RequestBodyError(field: "body", reason: "larger than 64 KiB") }
-        let value: JSONValue
-        do throws(JSONError) {
-            value = try JSONValue.parse(bytes)
-        } catch {
-            throw RequestBodyError(field: "body", reason: "not strict JSON: \(error)")
-        }
-        guard case .object(let members) = value else { throw RequestBodyError(field: "body", reason: "not a JSON object") }
+        guard case .object(let members) = try Self.parse(bytes) else { throw RequestBodyError(field: "body", reason: "not a JSON object") }
         var seen: Set<String> = []
         for (name, _) in members {
             guard known.contains(name) else {
@@ -48,29 +41,34 @@ struct BodyReader {
         self.members = members
     }
 
+    /// A request body's JSON: at most 64 KiB of strict JSON.
+    static func parse(_ bytes: [UInt8]) throws(RequestBodyError) -> JSONValue {
+        guard bytes.count <= 64 << 10 else { throw RequestBodyError(field: "body", reason: "larger than 64 KiB") }
+        do throws(JSONError) {
+            return try JSONValue.parse(bytes)
+        } catch {
+            throw RequestBodyError(field: "body", reason: "not strict JSON: \(error)")
+        }
+    }
+
     func value(_ name: String) -> JSONValue? {
         guard let value = members.first(where: { $0.0 == name })?.1 else { return nil }
         if case .null = value { return nil }
         return value
     }
 
-    func bool(_ name: String) throws(RequestBodyError) -> Bool? {
+    /// The member `name` as `read` takes it (nil when absent), refused with `must be <expected>`.
+    func member<Value>(_ name: String, expected: String, _ read: (JSONValue) -> Value?) throws(RequestBodyError) -> Value? {
         guard let value = value(name) else { return nil }
-        guard case .bool(let flag) = value else { throw RequestBodyError(field: name, reason: "must be true or false") }
-        return flag
+        guard let typed = read(value) else { throw RequestBodyError(field: name, reason: "must be \(expected)") }
+        return typed
     }
 
-    func integer(_ name: String) throws(RequestBodyError) -> Int64? {
-        guard let value = value(name) else { return nil }
-        guard case .number = value, let number = value.int64Value else { throw RequestBodyError(field: name, reason: "must be an integer") }
-        return number
-    }
+    func bool(_ name: String) throws(RequestBodyError) -> Bool? { try member(name, expected: "true or false", \.boolValue) }
 
-    func string(_ name: String) throws(RequestBodyError) -> String? {
-        guard let value = value(name) else { return nil }
-        guard case .string(let text) = value else { throw RequestBodyError(field: name, reason: "must be a string") }
-        return text
-    }
+    func integer(_ name: String) throws(RequestBodyError) -> Int64? { try member(name, expected: "an integer", \.int64Value) }
+
+    func string(_ name: String) throws(RequestBodyError) -> String? { try member(name, expected: "a string", \.stringValue) }
 
     func strings(_ name: String) throws(RequestBodyError) -> [String]? {
         guard let value = value(name) else { return nil }
@@ -81,6 +79,20 @@ struct BodyReader {
             result.append(text)
         }
         return result
+    }
+
+    /// The required UUID member `name`; `field` names it in errors (default: `name`).
+    func uuid(_ name: String, field: String? = nil) throws(RequestBodyError) -> UUID {
+        let field = field ?? name
+        return try Self.uuid(try Self.required(try string(name), field), field: field)
+    }
+
+    /// The UUID `text` spells, or `"<text>" is not a UUID` for `field`.
+    static func uuid(_ text: String, field: String) throws(RequestBodyError) -> UUID {
+        guard let value = UUIDText.parse(text) else {
+            throw RequestBodyError(field: field, reason: "\(RequestBodyText.quoted(text)) is not a UUID")
+        }
+        return value
     }
 
     static func required<T>(_ value: T?, _ name: String) throws(RequestBodyError) -> T {
@@ -96,7 +108,7 @@ enum RequestBodyText {
 // MARK: - Send Consumption Information (v2)
 
 /// Whether the app delivered a working In-App Purchase (`deliveryStatus`, a string in v2).
-public struct DeliveryStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct DeliveryStatus: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string (``isKnown`` says whether Apple documents it).
@@ -115,14 +127,10 @@ public struct DeliveryStatus: RawRepresentable, Hashable, Sendable, CustomString
     public static let known: [DeliveryStatus] = [
         .delivered, .undeliveredQualityIssue, .undeliveredWrongItem, .undeliveredServerOutage, .undeliveredOther,
     ]
-    /// Whether Apple documents the value.
-    public var isKnown: Bool { Self.known.contains(self) }
-    /// The raw value.
-    public var description: String { rawValue }
 }
 
 /// The outcome the developer prefers for a refund request (`refundPreference`, a string in v2).
-public struct RefundPreference: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct RefundPreference: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string (``isKnown`` says whether Apple documents it).
@@ -135,10 +143,6 @@ public struct RefundPreference: RawRepresentable, Hashable, Sendable, CustomStri
     public static let grantProrated = RefundPreference(rawValue: "GRANT_PRORATED")
     /// Every value Apple documents.
     public static let known: [RefundPreference] = [.decline, .grantFull, .grantProrated]
-    /// Whether Apple documents the value.
-    public var isKnown: Bool { Self.known.contains(self) }
-    /// The raw value.
-    public var description: String { rawValue }
 }
 
 /// The body of Send Consumption Information (v2, Apple's `ConsumptionRequest` since API 1.19; the
@@ -204,20 +208,8 @@ public struct ConsumptionRequestV2: Sendable, Hashable {
             throw RequestBodyError(
                 field: "consumptionPercentage", reason: "must be 0 to 100000 (milliunits), not \(consumptionPercentage)")
         }
-        guard deliveryStatus.isKnown else {
-            throw RequestBodyError(
-                field: "deliveryStatus",
-                reason:
-                    "\(RequestBodyText.quoted(deliveryStatus.rawValue)) is not one of \(DeliveryStatus.known.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
-        if let refundPreference, !refundPreference.isKnown {
-            throw RequestBodyError(
-                field: "refundPreference",
-                reason:
-                    "\(RequestBodyText.quoted(refundPreference.rawValue)) is not one of \(RefundPreference.known.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
+        try deliveryStatus.requireKnown(field: "deliveryStatus")
+        try refundPreference?.requireKnown(field: "refundPreference")
     }
 
     /// The JSON body, members in Apple's order, absent optionals left out.
@@ -244,12 +236,7 @@ public struct UpdateAppAccountTokenRequest: Sendable, Hashable {
 
     /// Decodes a JSON body; `appAccountToken` must be a UUID.
     public init(json bytes: [UInt8]) throws(RequestBodyError) {
-        let reader = try BodyReader(bytes, known: ["appAccountToken"])
-        let text = try BodyReader.required(try reader.string("appAccountToken"), "appAccountToken")
-        guard let token = UUIDText.parse(text) else {
-            throw RequestBodyError(field: "appAccountToken", reason: "\(RequestBodyText.quoted(text)) is not a UUID")
-        }
-        self.init(appAccountToken: token)
+        self.init(appAccountToken: try BodyReader(bytes, known: ["appAccountToken"]).uuid("appAccountToken"))
     }
 
     /// The JSON body.

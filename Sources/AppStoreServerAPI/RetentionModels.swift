@@ -5,23 +5,9 @@ import JSON
 // ranges, written once: the client validates a body before it sends it, and the simulated App
 // Store Server decodes and validates what it receives with the same code.
 
-/// A string value of the Retention Messaging API (`messageState`, `imageState`, `imageSize`,
-/// `headerPosition`): any value is kept as it arrived; ``isKnown`` says whether Apple documents it.
-public protocol RetentionValue: RawRepresentable, Hashable, Sendable, CustomStringConvertible where RawValue == String {
-    /// Every value Apple documents.
-    static var known: [Self] { get }
-}
-
-extension RetentionValue {
-    /// Whether Apple documents the value.
-    public var isKnown: Bool { Self.known.contains(self) }
-    /// The raw value.
-    public var description: String { rawValue }
-}
-
 /// The approval state of an uploaded message (`messageState`) or image (`imageState`): Apple
 /// documents the same values for both.
-public struct RetentionApprovalState: RetentionValue {
+public struct RetentionApprovalState: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string.
@@ -43,7 +29,7 @@ public typealias RetentionMessageState = RetentionApprovalState
 public typealias RetentionImageState = RetentionApprovalState
 
 /// The size an image is uploaded for (`imageSize`).
-public struct RetentionImageSize: RetentionValue {
+public struct RetentionImageSize: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string.
@@ -57,7 +43,7 @@ public struct RetentionImageSize: RetentionValue {
 }
 
 /// Where a message's header appears (`headerPosition`).
-public struct RetentionHeaderPosition: RetentionValue {
+public struct RetentionHeaderPosition: DocumentedStringValue {
     /// The value as Apple writes it.
     public let rawValue: String
     /// A value from its raw string.
@@ -151,7 +137,7 @@ public struct UploadMessageRequest: Sendable, Hashable {
         if let value = reader.value("image") {
             let object = try Self.object(value, "image", known: ["imageIdentifier", "altText"])
             image = RetentionMessageImage(
-                imageIdentifier: try Self.uuid(object, "imageIdentifier", at: "image"),
+                imageIdentifier: try object.uuid("imageIdentifier", field: "image.imageIdentifier"),
                 altText: try BodyReader.required(try object.string("altText"), "image.altText"))
         }
         var bullets: [RetentionBulletPoint]?
@@ -167,7 +153,7 @@ public struct UploadMessageRequest: Sendable, Hashable {
                 bullets?.append(
                     RetentionBulletPoint(
                         text: try BodyReader.required(try object.string("text"), place + ".text"),
-                        imageIdentifier: try Self.uuid(object, "imageIdentifier", at: place),
+                        imageIdentifier: try object.uuid("imageIdentifier", field: place + ".imageIdentifier"),
                         altText: try BodyReader.required(try object.string("altText"), place + ".altText")))
             }
         }
@@ -183,14 +169,6 @@ public struct UploadMessageRequest: Sendable, Hashable {
         } catch {
             throw RequestBodyError(field: "\(field).\(error.field)", reason: error.reason)
         }
-    }
-
-    static func uuid(_ reader: BodyReader, _ name: String, at place: String) throws(RequestBodyError) -> UUID {
-        let text = try BodyReader.required(try reader.string(name), "\(place).\(name)")
-        guard let value = UUIDText.parse(text) else {
-            throw RequestBodyError(field: "\(place).\(name)", reason: "\(RequestBodyText.quoted(text)) is not a UUID")
-        }
-        return value
     }
 
     static func checkLength(_ text: String, _ field: String, maximum: Int, allowEmpty: Bool = false) throws(RequestBodyError) {
@@ -214,13 +192,7 @@ public struct UploadMessageRequest: Sendable, Hashable {
             }
         }
         if let headerPosition {
-            guard headerPosition.isKnown else {
-                throw RequestBodyError(
-                    field: "headerPosition",
-                    reason:
-                        "\(RequestBodyText.quoted(headerPosition.rawValue)) is not one of \(RetentionHeaderPosition.known.map(\.rawValue).joined(separator: ", "))"
-                )
-            }
+            try headerPosition.requireKnown(field: "headerPosition")
             if headerPosition == .aboveImage, image == nil {
                 throw RequestBodyError(field: "headerPosition", reason: "ABOVE_IMAGE needs an image")
             }
@@ -268,12 +240,7 @@ public struct DefaultConfigurationRequest: Sendable, Hashable {
 
     /// Decodes a JSON body; `messageIdentifier` must be a UUID.
     public init(json bytes: [UInt8]) throws(RequestBodyError) {
-        let reader = try BodyReader(bytes, known: ["messageIdentifier"])
-        let text = try BodyReader.required(try reader.string("messageIdentifier"), "messageIdentifier")
-        guard let value = UUIDText.parse(text) else {
-            throw RequestBodyError(field: "messageIdentifier", reason: "\(RequestBodyText.quoted(text)) is not a UUID")
-        }
-        self.init(messageIdentifier: value)
+        self.init(messageIdentifier: try BodyReader(bytes, known: ["messageIdentifier"]).uuid("messageIdentifier"))
     }
 
     /// The JSON body.
@@ -339,13 +306,7 @@ public enum RetentionImageCheck {
                     field: "image", reason: "a FULL_SIZE image is 3840 pixels wide and 160 to 2160 high, not \(width) × \(height)")
             }
         }
-        if let size, !size.isKnown {
-            throw RequestBodyError(
-                field: "imageSize",
-                reason:
-                    "\(RequestBodyText.quoted(size.rawValue)) is not one of \(RetentionImageSize.known.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
+        try size?.requireKnown(field: "imageSize")
         return (width, height)
     }
 }

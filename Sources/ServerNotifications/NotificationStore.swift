@@ -212,6 +212,17 @@ public struct NotificationStoreOptions: Sendable, Hashable {
     public static let reading = NotificationStoreOptions(readOnly: true, create: false)
 }
 
+extension NotificationStoreOptions {
+    /// Refuses a write to the store at `location` (as it may be shown) when it was opened
+    /// read-only.
+    func requireWritable(_ location: String) throws(NotificationStoreError) {
+        guard !readOnly else { throw NotificationStoreError(.readOnly, "\(location) was opened read-only") }
+    }
+
+    /// When an operation that starts now must be done (``operationTimeout`` from now).
+    var operationDeadline: ContinuousClock.Instant { ContinuousClock.now.advanced(by: operationTimeout) }
+}
+
 /// Opens the store a location names: `postgres://USER@HOST:PORT/DB` (or `postgresql://…`) for
 /// PostgreSQL, anything else as the path of a SQLite database file.
 public enum NotificationStores {

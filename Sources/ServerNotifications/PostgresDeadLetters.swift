@@ -32,8 +32,8 @@ extension PostgresNotificationStore: DeadLetterStore {
 
     /// Commits `letter` and enforces `retention` in one statement.
     public func keep(_ letter: DeadLetter, retention: DeadLetterRetention) throws(NotificationStoreError) -> Int64 {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(location) was opened read-only") }
-        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        try options.requireWritable(location)
+        let deadline = options.operationDeadline
         try ensureDeadLetters(deadline: deadline)
         let parameters: [PostgresParameter] = [
             .literal(String(letter.receivedDate)), .text(letter.sourceAddress), .text(letter.check), .text(letter.reason),
@@ -49,7 +49,7 @@ extension PostgresNotificationStore: DeadLetterStore {
 
     /// The letters matching `query`, by id (none when the table does not exist yet).
     public func deadLetters(_ query: DeadLetterQuery) throws(NotificationStoreError) -> [DeadLetter] {
-        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        let deadline = options.operationDeadline
         let sql = DeadLetterColumns.select(query, placeholder: "$1")
         let parameters: [PostgresParameter] = query.id.map { [.literal(String($0))] } ?? []
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) -> PostgresRows? in
@@ -71,8 +71,8 @@ extension PostgresNotificationStore: DeadLetterStore {
 
     /// Marks letter `id` retried unless it already is (one statement: concurrent retries mark once).
     public func markRetried(id: Int64, notificationUUID: String, at date: Int64) throws(NotificationStoreError) -> Bool {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(location) was opened read-only") }
-        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        try options.requireWritable(location)
+        let deadline = options.operationDeadline
         try ensureDeadLetters(deadline: deadline)
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(
@@ -84,8 +84,8 @@ extension PostgresNotificationStore: DeadLetterStore {
 
     /// Deletes the letters received before `date` (nil: all).
     public func purgeDeadLetters(before date: Int64?) throws(NotificationStoreError) -> Int {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(location) was opened read-only") }
-        let deadline = ContinuousClock.now.advanced(by: options.operationTimeout)
+        try options.requireWritable(location)
+        let deadline = options.operationDeadline
         try ensureDeadLetters(deadline: deadline)
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(

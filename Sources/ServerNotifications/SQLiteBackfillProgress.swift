@@ -29,7 +29,7 @@ extension SQLiteNotificationStore: NotificationBackfillProgressStore {
 
     /// Saves `progress`, replacing its range's record; returns after the commit is synced.
     public func saveBackfillProgress(_ progress: NotificationBackfillProgress) throws(NotificationStoreError) {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
+        try options.requireWritable(path)
         try deadLetterFile.withConnection(create: false) { (connection) throws(NotificationStoreError) in
             try connection.execute(NotificationBackfillSchema.sqlite)
             let statement = try connection.statement(

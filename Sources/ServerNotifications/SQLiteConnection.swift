@@ -85,6 +85,20 @@ final class SQLiteConnection {
         }
     }
 
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction (the write lock taken at once, so two
+    /// writers take turns): committed when `body` returns, rolled back when it or the commit throws.
+    func immediateTransaction<Result>(_ body: () throws(NotificationStoreError) -> Result) throws(NotificationStoreError) -> Result {
+        try execute("BEGIN IMMEDIATE")
+        do throws(NotificationStoreError) {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Sets how long a statement waits for another process's lock.
     func setBusyTimeout(milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
 

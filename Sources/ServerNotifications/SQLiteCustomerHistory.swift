@@ -5,11 +5,11 @@ import Foundation
 extension SQLiteNotificationStore: CustomerHistoryStore {
     /// Commits the new records in one transaction; returns how many were new.
     public func storeCustomerHistory(_ records: [CustomerHistoryRecord]) throws(NotificationStoreError) -> Int {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
+        try options.requireWritable(path)
         let now = StoredNotification.milliseconds(Date())
         return try deadLetterFile.withConnection(create: false) { (connection) throws(NotificationStoreError) -> Int in
-            try connection.execute("BEGIN IMMEDIATE; \(NotificationBackfillSchema.sqlite)")
-            do throws(NotificationStoreError) {
+            try connection.immediateTransaction { () throws(NotificationStoreError) -> Int in
+                try connection.execute(NotificationBackfillSchema.sqlite)
                 let insert = try connection.statement(
                     "INSERT INTO customer_history (\(NotificationBackfillSchema.historyColumns), stored_date) "
                         + "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (record_key) DO NOTHING")
@@ -26,11 +26,7 @@ extension SQLiteNotificationStore: CustomerHistoryStore {
                     added += connection.changes
                     insert.reset()
                 }
-                try connection.execute("COMMIT")
                 return added
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
             }
         }
     }

@@ -10,10 +10,9 @@ import Foundation
 extension SQLiteNotificationStore: DeadLetterStore {
     /// Commits `letter` and enforces `retention` in the same transaction.
     public func keep(_ letter: DeadLetter, retention: DeadLetterRetention) throws(NotificationStoreError) -> Int64 {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
+        try options.requireWritable(path)
         return try deadLetterFile.withConnection(create: true) { (connection) throws(NotificationStoreError) -> Int64 in
-            try connection.execute("BEGIN IMMEDIATE")
-            do throws(NotificationStoreError) {
+            try connection.immediateTransaction { () throws(NotificationStoreError) -> Int64 in
                 let insert = try connection.statement(SQLiteDeadLetterFile.insert)
                 try insert.bind(1, letter.receivedDate)
                 try insert.bind(2, letter.sourceAddress)
@@ -33,11 +32,7 @@ extension SQLiteNotificationStore: DeadLetterStore {
                 try many.bind(1, Int64(retention.maximumCount))
                 _ = try many.step()
                 many.reset()
-                try connection.execute("COMMIT")
                 return id
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
             }
         }
     }
@@ -65,7 +60,7 @@ extension SQLiteNotificationStore: DeadLetterStore {
 
     /// Marks letter `id` retried unless it already is.
     public func markRetried(id: Int64, notificationUUID: String, at date: Int64) throws(NotificationStoreError) -> Bool {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
+        try options.requireWritable(path)
         return try deadLetterFile.withConnection(create: true) { (connection) throws(NotificationStoreError) -> Bool in
             let statement = try connection.statement(
                 "UPDATE dead_letters SET retried_date = ?1, retried_notification_uuid = ?2 WHERE id = ?3 AND retried_date IS NULL")
@@ -80,7 +75,7 @@ extension SQLiteNotificationStore: DeadLetterStore {
 
     /// Deletes the letters received before `date` (nil: all).
     public func purgeDeadLetters(before date: Int64?) throws(NotificationStoreError) -> Int {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
+        try options.requireWritable(path)
         return try deadLetterFile.withConnection(create: true) { (connection) throws(NotificationStoreError) -> Int in
             let statement = try connection.statement("DELETE FROM dead_letters WHERE received_date < ?1")
             defer { statement.reset() }

@@ -124,7 +124,7 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
     /// Commits `notification` (see the type's documentation for group commit); returns after the
     /// commit is durable and the path still names the file it went to.
     public func store(_ notification: StoredNotification) throws(NotificationStoreError) -> NotificationStoreOutcome {
-        guard !options.readOnly else { throw NotificationStoreError(.readOnly, "\(path) was opened read-only") }
+        try options.requireWritable(path)
         try NotificationColumns.check(NotificationColumns.values(notification))
         let pending = PendingRow(notification, compact: CompactPayload(signedPayload: notification.signedPayload))
         let result = commitQueued(pending, until: nil)
@@ -207,9 +207,8 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
 
     /// Inserts `batch` in one transaction; every row gets the same failure if any step fails.
     private func commit(_ batch: [PendingRow], writer: SQLiteConnection) throws(NotificationStoreError) -> [NotificationStoreOutcome] {
-        try writer.execute("BEGIN IMMEDIATE")
-        var outcomes: [NotificationStoreOutcome] = []
-        do throws(NotificationStoreError) {
+        try writer.immediateTransaction { () throws(NotificationStoreError) -> [NotificationStoreOutcome] in
+            var outcomes: [NotificationStoreOutcome] = []
             for row in batch {
                 guard let notification = row.notification else {
                     let statement = try writer.statement(Self.healthWrite)
@@ -233,12 +232,8 @@ public final class SQLiteNotificationStore: NotificationStore, @unchecked Sendab
                 statement.reset()
                 outcomes.append(writer.changes > 0 ? .stored : .duplicate)
             }
-            try writer.execute("COMMIT")
-        } catch {
-            try? writer.execute("ROLLBACK")
-            throw error
+            return outcomes
         }
-        return outcomes
     }
 
     /// The rows matching `query`, in signed-date order, then by `notificationUUID`.
@@ -361,8 +356,7 @@ private final class OpenFiles {
             try writer.execute("PRAGMA synchronous=FULL")
             if options.create {
                 // BEGIN IMMEDIATE: two processes creating the schema at once take turns.
-                try writer.execute("BEGIN IMMEDIATE")
-                do throws(NotificationStoreError) {
+                try writer.immediateTransaction { () throws(NotificationStoreError) in
                     let version = Int(try writer.scalarText("PRAGMA user_version") ?? "0") ?? 0
                     let tables = Int(try writer.scalarText("SELECT count(*) FROM sqlite_master") ?? "0") ?? 0
                     guard version != 0 || tables == 0 else {
@@ -377,10 +371,6 @@ private final class OpenFiles {
                     if version < SQLiteNotificationStore.schemaVersion {
                         try writer.execute("PRAGMA user_version=\(SQLiteNotificationStore.schemaVersion)")
                     }
-                    try writer.execute("COMMIT")
-                } catch {
-                    try? writer.execute("ROLLBACK")
-                    throw error
                 }
             }
             try Self.checkSchema(writer, path: path)

@@ -116,20 +116,16 @@ extension SimulatedAppStore {
         completion: @escaping @MainActor @Sendable (Result<ProductsResponse, any Error>) -> Void
     ) {
         productsRequestCount += 1
-        schedule { [weak self] in
-            guard let self else { return }
-            if let error = self.productsRequestError {
-                completion(.failure(error))
-                return
-            }
-            let sorted = identifiers.sorted()
-            completion(
-                .success(
+        answerLater(
+            failure: { $0.productsRequestError }, completion: completion,
+            answer: { store in
+                let sorted = identifiers.sorted()
+                return .success(
                     ProductsResponse(
-                        products: sorted.compactMap { self.catalog.product($0)?.product },
-                        invalidProductIdentifiers: sorted.filter { self.catalog.product($0) == nil }
-                    )))
-        }
+                        products: sorted.compactMap { store.catalog.product($0)?.product },
+                        invalidProductIdentifiers: sorted.filter { store.catalog.product($0) == nil }
+                    ))
+            })
     }
 
     /// Issues a new receipt for everything bought so far and writes it to ``receiptURL``. Fails
@@ -137,13 +133,23 @@ extension SimulatedAppStore {
     /// ``refreshRequestCount``.
     public func refreshReceipt(completion: @escaping @MainActor @Sendable (Result<Void, any Error>) -> Void) {
         refreshRequestCount += 1
+        answerLater(failure: { $0.refreshError }, completion: completion, answer: { $0.issueReceipt() })
+    }
+
+    /// Answers `completion` on a later event: with the failure a test set (`failure` of the
+    /// store), else with `answer`.
+    func answerLater<Success>(
+        failure: @escaping @MainActor (SimulatedAppStore) -> (any Error)?,
+        completion: @escaping @MainActor @Sendable (Result<Success, any Error>) -> Void,
+        answer: @escaping @MainActor (SimulatedAppStore) -> Result<Success, any Error>
+    ) {
         schedule { [weak self] in
             guard let self else { return }
-            if let error = self.refreshError {
+            if let error = failure(self) {
                 completion(.failure(error))
                 return
             }
-            completion(self.issueReceipt())
+            completion(answer(self))
         }
     }
 

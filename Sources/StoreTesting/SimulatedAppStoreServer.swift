@@ -376,6 +376,7 @@ struct RouteError: Error {
     static func notFound(_ code: Int64, _ message: String) -> RouteError { RouteError(status: 404, errorCode: code, message: message) }
     static let transactionNotFound = RouteError.notFound(4_040_010, "Transaction id not found.")
     static let invalidTransactionID = RouteError.badRequest(4_000_006, "Invalid transaction id.")
+    static let invalidRevision = RouteError.badRequest(4_000_005, "Invalid request revision.")
     static let internalError = RouteError(status: 500, errorCode: 5_000_000, message: "An unknown error occurred.")
 
     var response: HTTPResponse {

@@ -9,19 +9,27 @@ import RMStore
 // MARK: - Subscription statuses
 
 /// One subscription group's subscriptions (the App Store Server API's
-/// `SubscriptionGroupIdentifierItem`).
-public struct SimulatedSubscriptionGroupStatus: Sendable {
+/// `SubscriptionGroupIdentifierItem`), each signed (``SimulatedSubscriptionGroupStatus``) or not
+/// yet (``SimulatedSubscriptionGroupContents``).
+public struct SimulatedSubscriptionGroup<Subscription: Sendable>: Sendable {
     /// `subscriptionGroupIdentifier`.
     public var subscriptionGroupIdentifier: String
     /// `lastTransactions`: one entry per subscription (original transaction) in the group.
-    public var lastTransactions: [SimulatedSubscriptionStatus]
+    public var lastTransactions: [Subscription]
 
     /// Creates a value.
-    public init(subscriptionGroupIdentifier: String, lastTransactions: [SimulatedSubscriptionStatus]) {
+    public init(subscriptionGroupIdentifier: String, lastTransactions: [Subscription]) {
         self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
         self.lastTransactions = lastTransactions
     }
 }
+
+/// One subscription group's subscriptions, signed: what Get All Subscription Statuses answers.
+public typealias SimulatedSubscriptionGroupStatus = SimulatedSubscriptionGroup<SimulatedSubscriptionStatus>
+
+/// One subscription group's subscriptions, unsigned (see
+/// ``SimulatedAppStore/subscriptionStatusContents()``).
+public typealias SimulatedSubscriptionGroupContents = SimulatedSubscriptionGroup<SimulatedSubscriptionContents>
 
 /// One subscription's status and latest signed data (the App Store Server API's
 /// `LastTransactionsItem`).
@@ -68,11 +76,6 @@ struct PurchaseRecord {
     var revocationReason: RevocationReason?
     /// Bought by this customer, or shared with them through Family Sharing.
     var ownershipType: InAppOwnershipType = .purchased
-
-    init(receiptEntry: ReceiptInAppPurchase, applicationUsername: String?) {
-        self.receiptEntry = receiptEntry
-        self.applicationUsername = applicationUsername
-    }
 }
 
 struct SubscriptionState {
@@ -166,21 +169,6 @@ extension SimulatedAppStore {
         purchases[index].receiptEntry.expirationDate = state.expirationDate
         issueReceiptAfterPurchase()
         return state.expirationDate
-    }
-}
-
-/// One subscription group's subscriptions, unsigned (see
-/// ``SimulatedAppStore/subscriptionStatusContents()``).
-public struct SimulatedSubscriptionGroupContents: Sendable {
-    /// `subscriptionGroupIdentifier`.
-    public var subscriptionGroupIdentifier: String
-    /// One entry per subscription (original transaction) in the group.
-    public var lastTransactions: [SimulatedSubscriptionContents]
-
-    /// Creates a value.
-    public init(subscriptionGroupIdentifier: String, lastTransactions: [SimulatedSubscriptionContents]) {
-        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
-        self.lastTransactions = lastTransactions
     }
 }
 

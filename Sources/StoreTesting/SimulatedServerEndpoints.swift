@@ -80,25 +80,11 @@ extension SimulatedServerHandler {
         .json(JSONValue.object(members).jsonBytes(), status: status)
     }
 
-    /// A short digest of a request's filters, carried in paging tokens so that a token is only
-    /// good with the filters it was made for.
-    static func fingerprint(_ text: String) -> String {
-        String(Hex.encode(SHA256.hash(Array(text.utf8))).prefix(16))
-    }
-
-    /// Where a page that starts at `offset` (at most `count`) ends: at least one item, at most `size`.
-    static func pageEnd(offset: Int, count: Int, size: Int) -> Int {
-        offset + min(max(1, size), max(0, count - offset))
-    }
-
-    /// `<offset>-<fingerprint>`.
-    static func pageToken(offset: Int, fingerprint: String) -> String { "\(offset)-\(fingerprint)" }
-
-    /// The offset a paging token names, if it is one of ours for these filters.
-    static func offset(of token: String, fingerprint: String, count: Int) -> Int? {
-        let parts = token.split(separator: "-", maxSplits: 1)
-        guard parts.count == 2, parts[1] == fingerprint, let offset = Int(parts[0]), offset >= 0, offset <= count else { return nil }
-        return offset
+    /// The signed transactions of `transactions`, `signedDate` now (`signedTransactions`).
+    func signedTransactions(_ transactions: some Sequence<TransactionContents>, _ signer: inout ResponseSigner) throws -> JSONValue {
+        var tokens: [JSONValue] = []
+        for contents in transactions { tokens.append(.string(try signed(contents, &signer))) }
+        return .array(tokens)
     }
 
     static func historyType(_ kind: Product.Kind) -> String {
@@ -178,21 +164,13 @@ extension SimulatedServerHandler {
             return true
         }
         if descending { selected.reverse() }
-        let fingerprint = Self.fingerprint("history/" + filterText.joined(separator: "&"))
-        var offset = 0
-        if let revision {
-            guard let parsed = Self.offset(of: revision, fingerprint: fingerprint, count: selected.count) else {
-                throw RouteError.badRequest(4_000_005, "Invalid request revision.")
-            }
-            offset = parsed
-        }
-        let end = Self.pageEnd(offset: offset, count: selected.count, size: configuration.historyPageSize)
-        var tokens: [JSONValue] = []
-        for contents in selected[offset..<end] { tokens.append(.string(try signed(contents, &signer))) }
+        let page = try SimulatedPage(
+            count: selected.count, size: configuration.historyPageSize, filters: "history/" + filterText.joined(separator: "&"),
+            token: revision, invalid: .invalidRevision)
         return Self.ok(
-            [
-                ("revision", .string(Self.pageToken(offset: end, fingerprint: fingerprint))), ("hasMore", .bool(end < selected.count)),
-            ] + appMembers() + [("environment", .string(environmentName)), ("signedTransactions", .array(tokens))])
+            [("revision", .string(page.nextToken)), ("hasMore", .bool(page.hasMore))] + appMembers() + [
+                ("environment", .string(environmentName)), ("signedTransactions", try signedTransactions(selected[page.range], &signer)),
+            ])
     }
 
     func subscriptionStatuses(_ identifier: String?, _ query: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
@@ -237,9 +215,7 @@ extension SimulatedServerHandler {
         let transactions = snapshot().transactions
         let matching = transactions.filter { Self.orderIdentifier($0.purchase.transactionIdentifier) == orderID }
         guard !matching.isEmpty else { return Self.ok([("status", .number("1")), ("signedTransactions", .array([]))]) }
-        var tokens: [JSONValue] = []
-        for contents in matching { tokens.append(.string(try signed(contents, &signer))) }
-        return Self.ok([("status", .number("0")), ("signedTransactions", .array(tokens))])
+        return Self.ok([("status", .number("0")), ("signedTransactions", try signedTransactions(matching, &signer))])
     }
 
     func refundHistory(_ identifier: String?, _ query: String?, _ signer: inout ResponseSigner) throws -> HTTPResponse {
@@ -254,20 +230,12 @@ extension SimulatedServerHandler {
                 )
             }
             .map(\.element)
-        let fingerprint = Self.fingerprint("refunds")
-        var offset = 0
-        if let revision = items.last(where: { $0.0 == "revision" })?.1 {
-            guard let parsed = Self.offset(of: revision, fingerprint: fingerprint, count: refunded.count) else {
-                throw RouteError.badRequest(4_000_005, "Invalid request revision.")
-            }
-            offset = parsed
-        }
-        let end = Self.pageEnd(offset: offset, count: refunded.count, size: configuration.refundPageSize)
-        var tokens: [JSONValue] = []
-        for contents in refunded[offset..<end] { tokens.append(.string(try signed(contents, &signer))) }
+        let page = try SimulatedPage(
+            count: refunded.count, size: configuration.refundPageSize, filters: "refunds",
+            token: items.last(where: { $0.0 == "revision" })?.1, invalid: .invalidRevision)
         return Self.ok([
-            ("signedTransactions", .array(tokens)), ("revision", .string(Self.pageToken(offset: end, fingerprint: fingerprint))),
-            ("hasMore", .bool(end < refunded.count)),
+            ("signedTransactions", try signedTransactions(refunded[page.range], &signer)), ("revision", .string(page.nextToken)),
+            ("hasMore", .bool(page.hasMore)),
         ])
     }
 
@@ -306,22 +274,17 @@ extension SimulatedServerHandler {
             if onlyFailures, record.attempts.allSatisfy({ $0.1 == "SUCCESS" }) { return false }
             return true
         }
-        let fingerprint = Self.fingerprint(
-            "notifications/\(start)/\(end)/\(type ?? "")/\(subtype ?? "")/\(transactionID ?? "")/\(onlyFailures)")
-        var offset = 0
-        if let token = Self.queryItems(query)?.last(where: { $0.0 == "paginationToken" })?.1 {
-            guard let parsed = Self.offset(of: token, fingerprint: fingerprint, count: records.count) else {
-                throw RouteError.badRequest(4_000_014, "Invalid pagination token.")
-            }
-            offset = parsed
-        }
-        let last = Self.pageEnd(offset: offset, count: records.count, size: configuration.notificationPageSize)
-        let items: [JSONValue] = records[offset..<last].map { record in
+        let page = try SimulatedPage(
+            count: records.count, size: configuration.notificationPageSize,
+            filters: "notifications/\(start)/\(end)/\(type ?? "")/\(subtype ?? "")/\(transactionID ?? "")/\(onlyFailures)",
+            token: Self.queryItems(query)?.last(where: { $0.0 == "paginationToken" })?.1,
+            invalid: .badRequest(4_000_014, "Invalid pagination token."))
+        let items: [JSONValue] = records[page.range].map { record in
             .object([("sendAttempts", Self.attemptsJSON(record.attempts)), ("signedPayload", .string(record.signedPayload))])
         }
         var members: [(String, JSONValue)] = []
-        if last < records.count { members.append(("paginationToken", .string(Self.pageToken(offset: last, fingerprint: fingerprint)))) }
-        members += [("hasMore", .bool(last < records.count)), ("notificationHistory", .array(items))]
+        if page.hasMore { members.append(("paginationToken", .string(page.nextToken))) }
+        members += [("hasMore", .bool(page.hasMore)), ("notificationHistory", .array(items))]
         return Self.ok(members)
     }
 

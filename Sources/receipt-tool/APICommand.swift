@@ -303,14 +303,10 @@ enum APICommand {
     // MARK: - Configuration
 
     static func makeClient(_ args: Arguments) throws -> AppStoreServerAPIClient {
-        func required(_ name: String) throws(UsageError) -> String {
-            guard let value = args.value(name), !value.isEmpty else { throw UsageError("\(name) is required") }
-            return value
-        }
-        let issuer = try required("--issuer-id")
-        let keyID = try required("--key-id")
-        let keyFile = try required("--private-key")
-        let bundleID = try required("--bundle-id")
+        let issuer = try args.required("--issuer-id")
+        let keyID = try args.required("--key-id")
+        let keyFile = try args.required("--private-key")
+        let bundleID = try args.required("--bundle-id")
         var environment: AppStoreServerEnvironment
         let legacy = args.flag("--legacy-host")
         switch args.value("--environment") ?? "production" {

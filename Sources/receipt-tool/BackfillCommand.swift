@@ -41,7 +41,7 @@ enum BackfillCommand {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         var args = try Arguments(arguments, valued: valued, flagNames: ["--json", "--legacy-host"])
-        guard args.positional.isEmpty else { throw UsageError("backfill takes no arguments, found \(args.positional[0])") }
+        try args.requireNoOperands("backfill")
         let configuration = try args.value("--config").map { try ServiceConfiguration.load($0) }
         if let configuration {
             // The configured app fills in what the command line leaves out.

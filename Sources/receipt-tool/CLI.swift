@@ -95,6 +95,17 @@ struct Arguments {
     func value(_ name: String) -> String? { options[name]?.last }
     func values(_ name: String) -> [String] { options[name] ?? [] }
 
+    /// Refuses operands where `command` takes none: `<command> takes no arguments, found <first>`.
+    func requireNoOperands(_ command: String) throws(UsageError) {
+        if let first = positional.first { throw UsageError("\(command) takes no arguments, found \(first)") }
+    }
+
+    /// The value of an option that must be given, not empty.
+    func required(_ name: String) throws(UsageError) -> String {
+        guard let value = value(name), !value.isEmpty else { throw UsageError("\(name) is required") }
+        return value
+    }
+
     /// The repeatable `--environment production|sandbox|xcode`, mapped to the caller's environment
     /// type (receipts and signed data each have one); nil when the option is absent.
     func environments<Environment: Hashable>(production: Environment, sandbox: Environment, xcode: Environment) throws(UsageError)

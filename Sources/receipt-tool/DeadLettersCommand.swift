@@ -37,7 +37,7 @@ enum DeadLettersCommand {
             Array(arguments.dropFirst()),
             valued: ["--db", "--config", "--before", "--bundle-id", "--app-apple-id", "--environment", "--anchor", "--policy"],
             flagNames: ["--json", "--pending"])
-        guard args.positional.isEmpty else { throw UsageError("dead-letters \(action) takes no arguments, found \(args.positional[0])") }
+        try args.requireNoOperands("dead-letters \(action)")
         let configFile = args.value("--config")
         let configuration = try configFile.map { try ServiceConfiguration.load($0) }
         guard let location = args.value("--db") ?? configuration?.store else {
@@ -135,12 +135,7 @@ enum DeadLettersCommand {
     }
 
     static func retry(_ args: Arguments, location: String) throws -> Int32 {
-        let environment: VerifyReceiptEnvironment
-        switch args.value("--environment")?.lowercased() {
-        case nil, "production": environment = .production
-        case "sandbox": environment = .sandbox
-        case let other?: throw UsageError("--environment must be production or sandbox, found \(other)")
-        }
+        let environment = try ServeCommand.environment(args)
         let (verifier, expectations) = try ServeCommand.notificationVerification(
             args, settings: try VerificationSettings(options: args), environment: environment, option: "dead-letters retry")
         return try retry(

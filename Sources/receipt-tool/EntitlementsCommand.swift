@@ -48,7 +48,7 @@ enum EntitlementsCommand {
         let args = try Arguments(
             arguments, valued: ["--db", "--config", "--app", "--app-account-token", "--original-transaction-id", "--entitlement", "--at"],
             flagNames: ["--json"])
-        guard args.positional.isEmpty else { throw UsageError("entitlements takes no arguments, found \(args.positional[0])") }
+        try args.requireNoOperands("entitlements")
         for option in ["--db", "--config", "--app", "--app-account-token", "--original-transaction-id", "--at"]
         where args.values(option).count > 1 {
             throw UsageError("\(option) is given twice")

@@ -154,14 +154,18 @@ enum MakeCommand {
         }
     }
 
-    static func readDescription(_ path: String) throws(ToolFailure) -> AppReceipt {
+    /// The JSON of the file at `path` (`-`: standard input); a parse error names the file.
+    static func readJSON(_ path: String) throws(ToolFailure) -> JSONValue {
         let bytes = try readInput(path)
-        let json: JSONValue
-        do {
-            json = try JSONValue.parse(bytes)
+        do throws(JSONError) {
+            return try JSONValue.parse(bytes)
         } catch {
             throw ToolFailure("\(path): \(error)")
         }
+    }
+
+    static func readDescription(_ path: String) throws(ToolFailure) -> AppReceipt {
+        let json = try readJSON(path)
         var object = json
         if case .object = json, let inner = json["receipt"], case .object = inner { object = inner }
         do {

@@ -16,13 +16,7 @@ enum MakeJWS {
             throw UsageError("\(option) is for receipts, not with --jws")
         }
         let path = args.positional[0]
-        let bytes = try readInput(path)
-        let payload: JSONValue
-        do {
-            payload = try JSONValue.parse(bytes)
-        } catch {
-            throw ToolFailure("\(path): \(error)")
-        }
+        let payload = try MakeCommand.readJSON(path)
         guard case .object = payload else { throw ToolFailure("\(path): the payload must be a JSON object") }
         let key = try MakeCommand.loadKey(keyPath)
         // ES256 is ECDSA over P-256 and nothing else.

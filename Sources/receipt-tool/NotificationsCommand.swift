@@ -75,7 +75,7 @@ enum NotificationsCommand {
         }
         switch action {
         case "list":
-            guard args.positional.isEmpty else { throw UsageError("list takes no arguments, found \(args.positional[0])") }
+            try args.requireNoOperands("list")
             if let stray = ["--at"].first(where: { args.value($0) != nil }) { throw UsageError("\(stray) is an option of status") }
             return try list(args, location: location)
         case "status":

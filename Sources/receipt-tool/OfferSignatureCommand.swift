@@ -36,19 +36,15 @@ enum OfferSignatureCommand {
                 "--bundle-id", "--key-id", "--product-id", "--offer-id", "--app-account-token", "--nonce", "--timestamp", "--private-key",
             ],
             flagNames: [])
-        guard args.positional.isEmpty else { throw UsageError("offer-signature takes no arguments, found \(args.positional[0])") }
-        func required(_ name: String) throws(UsageError) -> String {
-            guard let value = args.value(name), !value.isEmpty else { throw UsageError("\(name) is required") }
-            return value
-        }
-        let bundleID = try required("--bundle-id")
-        let keyID = try required("--key-id")
-        let productID = try required("--product-id")
-        let offerID = try required("--offer-id")
-        let keyFile = try required("--private-key")
-        let nonceText = try required("--nonce")
+        try args.requireNoOperands("offer-signature")
+        let bundleID = try args.required("--bundle-id")
+        let keyID = try args.required("--key-id")
+        let productID = try args.required("--product-id")
+        let offerID = try args.required("--offer-id")
+        let keyFile = try args.required("--private-key")
+        let nonceText = try args.required("--nonce")
         guard let nonce = UUID(uuidString: nonceText) else { throw UsageError("--nonce must be a UUID, found \(nonceText)") }
-        let timestampText = try required("--timestamp")
+        let timestampText = try args.required("--timestamp")
         guard let timestamp = Int64(timestampText), timestamp >= 0 else {
             throw UsageError("--timestamp must be milliseconds since 1970, found \(timestampText)")
         }

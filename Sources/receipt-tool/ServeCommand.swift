@@ -156,7 +156,7 @@ enum ServeCommand {
                 "--log-format", "--dead-letters-max-count", "--dead-letters-max-age", "--config",
             ],
             flagNames: ["--quiet"])
-        guard args.positional.isEmpty else { throw UsageError("serve takes no arguments, found \(args.positional[0])") }
+        try args.requireNoOperands("serve")
         let configured = try configuration(args)
 
         var configuration = HTTPServerConfiguration(host: args.value("--host") ?? "127.0.0.1", port: 8080)
@@ -188,12 +188,7 @@ enum ServeCommand {
             guard let value = Double(text), value > 0, value <= 3600 else { throw UsageError("--request-timeout must be 0-3600 seconds") }
             configuration.requestTimeout = .milliseconds(Int(value * 1000))
         }
-        let environment: VerifyReceiptEnvironment
-        switch args.value("--environment")?.lowercased() {
-        case nil, "production": environment = .production
-        case "sandbox": environment = .sandbox
-        case let other?: throw UsageError("--environment must be production or sandbox, found \(other)")
-        }
+        let environment = try ServeCommand.environment(args)
         // Anchors, policy, --at and revocation: one value for receipts, notifications and
         // real-time requests (with --config, each app names its own anchors and policy).
         let settings = try VerificationSettings(options: args)
@@ -305,6 +300,16 @@ extension ServeCommand {
             router: router, validationTime: time, store: measured,
             deadLetters: NotificationStores.deadLetters(of: store) == nil ? nil : measured, retention: retention)
         return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics, report: report)
+    }
+
+    /// The Apple endpoint `--environment` names, in any case (`serve` and `dead-letters retry`;
+    /// default: production).
+    static func environment(_ args: Arguments) throws(UsageError) -> VerifyReceiptEnvironment {
+        switch args.value("--environment")?.lowercased() {
+        case nil, "production": return .production
+        case "sandbox": return .sandbox
+        case let other?: throw UsageError("--environment must be production or sandbox, found \(other)")
+        }
     }
 
     /// The verifier and expectations of notifications that `--bundle-id`, `--app-apple-id` and

@@ -328,7 +328,10 @@ struct OfferSignatureCommandTests {
             bad[index] = value
             #expect(try ReceiptTool.run(bad).status == 64, "\(bad[index - 1]) \(value)")
         }
-        #expect(try ReceiptTool.run(Array(arguments.dropLast(2))).status == 64)
+        let missing = try ReceiptTool.run(Array(arguments.dropLast(2)))
+        #expect(missing.status == 64 && missing.stderr.contains("--private-key is required"), "\(missing.stderr)")
+        let stray = try ReceiptTool.run(arguments + ["extra"])
+        #expect(stray.status == 64 && stray.stderr.contains("offer-signature takes no arguments, found extra"), "\(stray.stderr)")
         var missingKey = arguments
         missingKey[16] = directory.appendingPathComponent("missing.p8").path
         #expect(try ReceiptTool.run(missingKey).status == 1)

@@ -42,6 +42,17 @@ import Testing
         #expect(verify.status == 1)
     }
 
+    /// `serve` and `dead-letters retry` read `--environment` alike: any case, and the same refusal.
+    @Test func environmentOption_sameRefusal_inServeAndDeadLetterRetry() throws {
+        let database = temporaryDirectory().appendingPathComponent("letters.sqlite").path
+        let serve = try ReceiptTool.run(["serve", "--environment", "staging"])
+        let retry = try ReceiptTool.run(["notifications", "dead-letters", "retry", "--db", database, "--environment", "staging"])
+        for result in [serve, retry] {
+            #expect(result.status == 64, "\(result.stderr)")
+            #expect(result.stderr.contains("--environment must be production or sandbox, found staging"), "\(result.stderr)")
+        }
+    }
+
     /// A bad `--at` or `--policy` is the same usage error in both commands.
     @Test func sameUsageErrors() throws {
         for option in [["--at", "yesterday"], ["--policy", "apple"]] {

@@ -28,6 +28,28 @@ import Testing
         try Self.story(store: store, deadLetters: store)
     }
 
+    /// A store opened read-only refuses every write of its dead letters and customer history with
+    /// `readOnly`, naming the file, and writes nothing.
+    @Test func sqliteOpenedReadOnly_refusesWrites() throws {
+        let path = temporaryDatabase()
+        try SQLiteNotificationStore(path: path).close()
+        let store = try SQLiteNotificationStore(path: path, options: .reading)
+        defer { store.close() }
+        let letter = DeadLetter(receivedDate: 0, sourceAddress: nil, check: "body", reason: "refused", body: [])
+        let writes: [(String, () throws -> Void)] = [
+            ("keep", { _ = try store.keep(letter, retention: .standard) }),
+            ("markRetried", { _ = try store.markRetried(id: 1, notificationUUID: "u", at: 0) }),
+            ("purgeDeadLetters", { _ = try store.purgeDeadLetters(before: nil) }),
+            ("storeCustomerHistory", { _ = try store.storeCustomerHistory([]) }),
+        ]
+        for (name, write) in writes {
+            let error = #expect(throws: NotificationStoreError.self, "\(name)") { try write() }
+            #expect(error?.code == .readOnly, "\(name)")
+            #expect(error?.reason == "\(path) was opened read-only", "\(name): \(error?.reason ?? "")")
+        }
+        #expect(try store.deadLetters(DeadLetterQuery()).isEmpty)
+    }
+
     /// A receiver for `bundle` keeping dead letters in `deadLetters`.
     static func receiver(
         bundle: String, store: any NotificationStore, deadLetters: any DeadLetterStore, retention: DeadLetterRetention = .standard
