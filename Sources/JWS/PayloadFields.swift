@@ -55,6 +55,15 @@ final class PayloadFieldStorage: ManagedBuffer<Int, PayloadFieldValue> {
         withUnsafeMutablePointers { count, values in index >= 0 && index < count.pointee ? values[index] : .absent }
     }
 
+    /// Whether slot `index` holds a value (read in place, nothing copied).
+    func isPresent(_ index: Int) -> Bool {
+        withUnsafeMutablePointers { count, values in
+            guard index >= 0 && index < count.pointee else { return false }
+            if case .absent = values[index] { return false }
+            return true
+        }
+    }
+
     /// Replaces slot `index` (an index outside the slots changes nothing).
     func set(_ index: Int, _ value: consuming PayloadFieldValue) {
         withUnsafeMutablePointers { count, values in
@@ -175,6 +184,17 @@ struct PayloadFields<Field: TypedPayloadField>: @unchecked Sendable {
         string(field).map(NestedJWS.init(token:))
     }
 
+    /// Calls `body` with the name of each field present, in field order, then of each member in
+    /// ``unknown``.
+    func forEachMemberName(_ body: (String) -> Void) {
+        var rawValue = 0
+        while let field = Field(rawValue: rawValue) {
+            if values.isPresent(rawValue) { body(field.name) }
+            rawValue += 1
+        }
+        for (name, _) in unknown { body(name) }
+    }
+
     /// The object as JSON: the fields present, in field order under Apple's names and with their
     /// JSON types (dates as their exact number text), then ``unknown``.
     func jsonValue() -> JSONValue {
@@ -259,6 +279,9 @@ extension FieldsModel {
 
     /// The fields as JSON (``PayloadFields/jsonValue()``).
     public func jsonValue() -> JSONValue { fields.jsonValue() }
+
+    /// The members' names as read (``PayloadFields/forEachMemberName(_:)``).
+    public func forEachMemberName(_ body: (String) -> Void) { fields.forEachMemberName(body) }
 }
 
 /// A signed payload model (``JWSTransaction``, ``NotificationPayload``, …) kept as its exact JSON

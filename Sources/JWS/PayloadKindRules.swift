@@ -138,6 +138,23 @@ extension AppStorePayloadKind {
         return mismatch(memberNames: Self.memberNames(of: jsonPayload))
     }
 
+    /// Why the decoded `payload` is not of this kind, or nil when it fits: the answer of
+    /// ``mismatch(jsonPayload:)`` for the JSON it was decoded from, from the member names the
+    /// decoding read (``JWSPayloadModel/forEachMemberName(_:)``) instead of a second walk.
+    public func mismatch(decoded payload: some JWSPayloadModel) -> KindMismatch? {
+        let tables = Self.walkTables[walkTableIndex]
+        var fits = true
+        var carriesRequired = tables.required.isEmpty
+        payload.forEachMemberName { name in
+            if fits, tables.foreign.contains(name) { fits = false }
+            if !carriesRequired, tables.required.contains(name) { carriesRequired = true }
+        }
+        if fits, carriesRequired { return nil }
+        var names: Set<String> = []
+        payload.forEachMemberName { names.insert($0) }
+        return mismatch(memberNames: names)
+    }
+
     /// ``foreignMembers`` and ``requiredMembers`` of each kind as byte tables, in the order of
     /// ``walkTableIndex``, made once.
     private static let walkTables: [(foreign: MemberNameTable, required: MemberNameTable)] =
@@ -207,9 +224,21 @@ struct MemberNameTable: Sendable {
 
     /// Whether `key` is one of the names.
     func contains(_ key: JSONKey) -> Bool {
-        let count = key.count
-        guard count < byLength.count else { return false }
-        for name in byLength[count] where name.withUnsafeBufferPointer({ key.equals($0) }) { return true }
+        key.withBytes { contains(bytes: $0) }
+    }
+
+    /// Whether `name` is one of the names.
+    func contains(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { contains(bytes: $0) }
+    }
+
+    /// Whether the UTF-8 `bytes` are one of the names.
+    func contains(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count < byLength.count else { return false }
+        for candidate in byLength[bytes.count] where candidate.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) {
+            return true
+        }
         return false
     }
 }

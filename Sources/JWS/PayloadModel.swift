@@ -13,6 +13,10 @@ public protocol JWSPayloadModel: Sendable {
     /// declares them and with their JSON types (dates as their exact number text), then
     /// ``unknownFields``.
     func jsonValue() -> JSONValue
+    /// Calls `body` with the name of each member of the JSON object the model was decoded from:
+    /// the typed fields present, in the order the model declares them, then the names of
+    /// ``unknownFields``. The names ``AppStorePayloadKind/memberNames(of:)`` finds in that JSON.
+    func forEachMemberName(_ body: (String) -> Void)
 }
 
 /// A JSON object inside an App Store payload that has a model of its own (``NotificationData``,

@@ -1,3 +1,4 @@
+import JSON
 import JWS
 import Testing
 
@@ -25,5 +26,33 @@ import Testing
         for kind in AppStorePayloadKind.allCases {
             #expect(kind.mismatch(jsonPayload: bytes) == kind.mismatch(memberNames: names), "\(kind) of \(payload)")
         }
+    }
+
+    /// The check on a decoded payload (what a verifier runs, from the names the decoding read)
+    /// gives the same answer as the walk over its JSON, for every payload that decodes as each
+    /// model, null-valued known fields and unknown members included.
+    @Test(arguments: payloads + [
+        #"{"transactionId":"1","bundleId":null,"x":1}"#, #"{"autoRenewStatus":1,"transactionId":"2","extra":{"a":[1]}}"#,
+        #"{"notificationType":"TEST","subtype":null,"receiptType":"Sandbox"}"#,
+    ])
+    func decodedAgreesWithTheWalk(payload: String) throws {
+        let bytes = Array(payload.utf8)
+        var decodedAny = false
+        func check(_ model: (some JWSPayloadModel)?) {
+            guard let model else { return }
+            decodedAny = true
+            for kind in AppStorePayloadKind.allCases {
+                #expect(kind.mismatch(decoded: model) == kind.mismatch(jsonPayload: bytes), "\(kind) of \(payload) as \(type(of: model))")
+            }
+        }
+        check(try? JWSTransaction(jsonPayload: bytes))
+        check(try? JWSRenewalInfo(jsonPayload: bytes))
+        check(try? AppTransaction(jsonPayload: bytes))
+        check(try? NotificationPayload(jsonPayload: bytes))
+        check(try? RealtimeRequest(jsonPayload: bytes))
+        // Text that is no strict JSON object decodes as no model; every object here decodes as some.
+        var isObject = false
+        if case .object = try? JSONValue.parse(bytes) { isObject = true }
+        #expect(decodedAny == isObject, "\(payload)")
     }
 }

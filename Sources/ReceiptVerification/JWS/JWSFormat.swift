@@ -76,7 +76,7 @@ public enum NestedToken: Sendable {
 }
 
 /// An App Store JWS payload type the verifier knows how to check.
-public protocol AppStoreSignedPayload: JWSPayload {
+public protocol AppStoreSignedPayload: JWSPayload, JWSPayloadModel {
     /// What the payload is, for messages (`transaction`).
     static var payloadName: String { get }
     /// The kind a verifier of this type requires (`AppStorePayloadKind.mismatch(memberNames:)`
@@ -339,7 +339,7 @@ public struct JWSFormat<Value: AppStoreSignedPayload>: SignedFormat {
 
     /// The payload's kind, the header, the leaf and the ES256 signature.
     public func checkSignature(of signed: SignedJWS<Value>, in run: inout VerificationRun) -> SignedBy? {
-        JWSKindCheck.record(Value.payloadKind, of: signed.jws, in: &run)
+        JWSKindCheck.record(Value.payloadKind, of: signed.value, in: &run)
         let header = signed.jws.header
         let algorithm = header.algorithm
         guard algorithm == .es256 else {
