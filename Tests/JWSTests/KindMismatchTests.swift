@@ -31,10 +31,11 @@ import Testing
     /// The check on a decoded payload (what a verifier runs, from the names the decoding read)
     /// gives the same answer as the walk over its JSON, for every payload that decodes as each
     /// model, null-valued known fields and unknown members included.
-    @Test(arguments: payloads + [
-        #"{"transactionId":"1","bundleId":null,"x":1}"#, #"{"autoRenewStatus":1,"transactionId":"2","extra":{"a":[1]}}"#,
-        #"{"notificationType":"TEST","subtype":null,"receiptType":"Sandbox"}"#,
-    ])
+    @Test(
+        arguments: payloads + [
+            #"{"transactionId":"1","bundleId":null,"x":1}"#, #"{"autoRenewStatus":1,"transactionId":"2","extra":{"a":[1]}}"#,
+            #"{"notificationType":"TEST","subtype":null,"receiptType":"Sandbox"}"#,
+        ])
     func decodedAgreesWithTheWalk(payload: String) throws {
         let bytes = Array(payload.utf8)
         var decodedAny = false
