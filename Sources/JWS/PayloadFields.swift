@@ -279,19 +279,19 @@ extension FieldsModel {
 
     /// The fields as JSON (``PayloadFields/jsonValue()``).
     public func jsonValue() -> JSONValue { fields.jsonValue() }
-
-    /// The members' names as read (``PayloadFields/forEachMemberName(_:)``).
-    public func forEachMemberName(_ body: (String) -> Void) { fields.forEachMemberName(body) }
 }
 
 /// A signed payload model (``JWSTransaction``, ``NotificationPayload``, …) kept as its exact JSON
 /// text and its fields (its stored properties, in that order); decoding is written once here.
-protocol FieldsPayload: FieldsModel, JWSPayload {
+protocol FieldsPayload: FieldsModel, JWSPayload, DecodedMemberNames {
     /// The memberwise initialiser.
     init(jsonPayload: [UInt8], fields: PayloadFields<Field>)
 }
 
 extension FieldsPayload {
+    /// The members' names as the decoding read them (``PayloadFields/forEachMemberName(_:)``).
+    package func forEachDecodedMemberName(_ body: (String) -> Void) { fields.forEachMemberName(body) }
+
     /// Decodes the JSON payload; verifies nothing.
     public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {
         self = try PayloadReader.decode(jsonPayload, limits: limits) { (reader) throws(JWSError) in

@@ -138,20 +138,21 @@ extension AppStorePayloadKind {
         return mismatch(memberNames: Self.memberNames(of: jsonPayload))
     }
 
-    /// Why the decoded `payload` is not of this kind, or nil when it fits: the answer of
-    /// ``mismatch(jsonPayload:)`` for the JSON it was decoded from, from the member names the
-    /// decoding read (``JWSPayloadModel/forEachMemberName(_:)``) instead of a second walk.
-    public func mismatch(decoded payload: some JWSPayloadModel) -> KindMismatch? {
+    /// Why the decoded `payload` (one of the package's own models) is not of this kind, or nil
+    /// when it fits: from the names its decoding read, under the limits it was decoded with,
+    /// instead of a second walk over its JSON. Under the default limits the answer of
+    /// ``mismatch(jsonPayload:)`` for the JSON it was decoded from.
+    package func mismatch(decoded payload: some DecodedMemberNames) -> KindMismatch? {
         let tables = Self.walkTables[walkTableIndex]
         var fits = true
         var carriesRequired = tables.required.isEmpty
-        payload.forEachMemberName { name in
+        payload.forEachDecodedMemberName { name in
             if fits, tables.foreign.contains(name) { fits = false }
             if !carriesRequired, tables.required.contains(name) { carriesRequired = true }
         }
         if fits, carriesRequired { return nil }
         var names: Set<String> = []
-        payload.forEachMemberName { names.insert($0) }
+        payload.forEachDecodedMemberName { names.insert($0) }
         return mismatch(memberNames: names)
     }
 

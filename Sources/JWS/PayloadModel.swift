@@ -13,10 +13,16 @@ public protocol JWSPayloadModel: Sendable {
     /// declares them and with their JSON types (dates as their exact number text), then
     /// ``unknownFields``.
     func jsonValue() -> JSONValue
-    /// Calls `body` with the name of each member of the JSON object the model was decoded from:
-    /// the typed fields present, in the order the model declares them, then the names of
-    /// ``unknownFields``. The names ``AppStorePayloadKind/memberNames(of:)`` finds in that JSON.
-    func forEachMemberName(_ body: (String) -> Void)
+}
+
+/// A payload whose decoding kept the names of every top-level member it read: the package's own
+/// models. Their kind check reads those names instead of walking the JSON again
+/// (`AppStorePayloadKind.mismatch(decoded:)`); a payload type from outside the package is checked
+/// by walking its JSON.
+package protocol DecodedMemberNames {
+    /// Calls `body` with the name of each top-level member the decoding read: the typed fields
+    /// present, in the order the model declares them, then the members kept untyped.
+    func forEachDecodedMemberName(_ body: (String) -> Void)
 }
 
 /// A JSON object inside an App Store payload that has a model of its own (``NotificationData``,

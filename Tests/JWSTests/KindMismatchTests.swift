@@ -35,11 +35,13 @@ import Testing
         arguments: payloads + [
             #"{"transactionId":"1","bundleId":null,"x":1}"#, #"{"autoRenewStatus":1,"transactionId":"2","extra":{"a":[1]}}"#,
             #"{"notificationType":"TEST","subtype":null,"receiptType":"Sandbox"}"#,
+            #"{"transaction\u0049d":"1","bundleId":"a","auto\u0052enewStatus":1}"#,
+            "{" + (0..<20).map { #""u\#($0)":\#($0),"# }.joined() + #""transactionId":"1","expirationIntent":1}"#,
         ])
     func decodedAgreesWithTheWalk(payload: String) throws {
         let bytes = Array(payload.utf8)
         var decodedAny = false
-        func check(_ model: (some JWSPayloadModel)?) {
+        func check(_ model: (some JWSPayload & DecodedMemberNames)?) {
             guard let model else { return }
             decodedAny = true
             for kind in AppStorePayloadKind.allCases {

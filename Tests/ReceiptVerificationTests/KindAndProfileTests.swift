@@ -1,5 +1,6 @@
 import Foundation
 import Internals
+import JSON
 import JWS
 import ReceiptCrypto
 import ReceiptSigning
@@ -46,6 +47,15 @@ import Testing
 
     /// Apple's minimal mock renewal info (only environment and signedDate) verifies as renewal
     /// info under Apple's test CA, and as nothing else.
+    /// A payload type from outside the package gets the kind check that walks its JSON: its own
+    /// model cannot tell the check which members the payload has.
+    @Test func anOutsidePayloadTypeIsCheckedByItsJSON() throws {
+        let asRenewal = try OutsideTransaction(jsonPayload: Array(Self.renewal.utf8))
+        #expect(asRenewal.kindMismatch != nil)
+        #expect(asRenewal.kindMismatch == AppStorePayloadKind.transaction.mismatch(jsonPayload: asRenewal.jsonPayload))
+        #expect(try OutsideTransaction(jsonPayload: Array(Self.transaction.utf8)).kindMismatch == nil)
+    }
+
     @Test func applesMinimalRenewalInfoIsRenewalInfoOnly() throws {
         let testCA = TrustAnchors([try Fixtures.certificate("../jws/certs/testCA.der")])
         let bytes = try Fixtures.bytes("jws/apple/mock_signed_data/renewalInfo.jws")
@@ -179,4 +189,15 @@ import Testing
         #expect(token.check(.keyUsage)?.passed == true && token.check(.basicConstraints)?.passed == true)
         #expect(token.check(.crit)?.passed == true)
     }
+}
+
+/// A transaction type of the test's own: it keeps the JSON and claims nothing of it.
+private struct OutsideTransaction: AppStoreSignedPayload {
+    static var payloadKind: AppStorePayloadKind { .transaction }
+    static var carriedClaims: Set<AppStoreClaims.Kind> { [] }
+    let jsonPayload: [UInt8]
+    init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) { self.jsonPayload = jsonPayload }
+    func jsonValue() -> JSONValue { .object([]) }
+    var validationDate: JWSDate? { nil }
+    var claims: AppStoreClaims { AppStoreClaims(carried: []) }
 }

@@ -76,7 +76,7 @@ public enum NestedToken: Sendable {
 }
 
 /// An App Store JWS payload type the verifier knows how to check.
-public protocol AppStoreSignedPayload: JWSPayload, JWSPayloadModel {
+public protocol AppStoreSignedPayload: JWSPayload {
     /// What the payload is, for messages (`transaction`).
     static var payloadName: String { get }
     /// The kind a verifier of this type requires (`AppStorePayloadKind.mismatch(memberNames:)`
@@ -93,11 +93,18 @@ public protocol AppStoreSignedPayload: JWSPayload, JWSPayloadModel {
     /// The claims every payload of this type carries (``AppStoreClaims/carried``): an expectation
     /// about any other claim does not apply to it and fails ``VerificationCheck/Name/notApplicable``.
     static var carriedClaims: Set<AppStoreClaims.Kind> { get }
+    /// Why the payload is not of ``payloadKind``, or nil when it is (``VerificationCheck/Name/kind``).
+    /// The default walks ``JWSPayload/jsonPayload`` (`AppStorePayloadKind.mismatch(jsonPayload:)`);
+    /// the package's models answer from the member names their decoding read, the same answer
+    /// without a second walk.
+    var kindMismatch: KindMismatch? { get }
 }
 
 extension AppStoreSignedPayload {
     /// The kind's name (``AppStorePayloadKind/displayName``): `transaction`, `renewal info`, …
     public static var payloadName: String { payloadKind.displayName }
+    /// Walks the JSON payload's members (`AppStorePayloadKind.mismatch(jsonPayload:)`).
+    public var kindMismatch: KindMismatch? { Self.payloadKind.mismatch(jsonPayload: jsonPayload) }
     /// No nested tokens.
     public var nestedTokens: [NestedToken] { [] }
     /// `the signedDate`.
@@ -120,6 +127,8 @@ extension AppStoreSignedPayload where Self: PurchasePayload {
 extension JWSTransaction: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/transaction``.
     public static var payloadKind: AppStorePayloadKind { .transaction }
+    /// From the member names the decoding read.
+    public var kindMismatch: KindMismatch? { Self.payloadKind.mismatch(decoded: self) }
     /// Bundle id, environment, app account token and device verification.
     public var claims: AppStoreClaims { purchaseClaims(bundleIdentifier: bundleId) }
 }
@@ -127,6 +136,8 @@ extension JWSTransaction: AppStoreSignedPayload {
 extension JWSRenewalInfo: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/renewalInfo``.
     public static var payloadKind: AppStorePayloadKind { .renewalInfo }
+    /// From the member names the decoding read.
+    public var kindMismatch: KindMismatch? { Self.payloadKind.mismatch(decoded: self) }
     /// Environment, app account token and device verification (renewal info names no bundle id,
     /// so it cannot be tied to an app by itself: verify it with its transaction).
     public var claims: AppStoreClaims { purchaseClaims(bundleIdentifier: nil) }
@@ -135,6 +146,8 @@ extension JWSRenewalInfo: AppStoreSignedPayload {
 extension AppTransaction: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/appTransaction``.
     public static var payloadKind: AppStorePayloadKind { .appTransaction }
+    /// From the member names the decoding read.
+    public var kindMismatch: KindMismatch? { Self.payloadKind.mismatch(decoded: self) }
     /// `the receiptCreationDate`.
     public static var validationDateName: String { "the receiptCreationDate" }
     /// `receiptCreationDate`, as Apple's verifier uses.
@@ -151,6 +164,8 @@ extension AppTransaction: AppStoreSignedPayload {
 extension NotificationPayload: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/notification``.
     public static var payloadKind: AppStorePayloadKind { .notification }
+    /// From the member names the decoding read.
+    public var kindMismatch: KindMismatch? { Self.payloadKind.mismatch(decoded: self) }
     /// `the signedDate (or, for early-2022 notifications that have none, the signed transaction's)`.
     public static var validationDateName: String { "the signedDate" }
 

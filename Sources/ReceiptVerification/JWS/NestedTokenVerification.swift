@@ -22,8 +22,8 @@ public struct VerifiedNestedTokens: Sendable {
 /// The kind and `crit` checks of every JWS verification.
 enum JWSKindCheck {
     /// Records ``VerificationCheck/Name/kind``: the payload's top-level members fit `kind`.
-    static func record(_ kind: AppStorePayloadKind, of payload: some JWSPayloadModel, in run: inout VerificationRun) {
-        if let mismatch = kind.mismatch(decoded: payload) {
+    static func record(_ kind: AppStorePayloadKind, of payload: some AppStoreSignedPayload, in run: inout VerificationRun) {
+        if let mismatch = payload.kindMismatch {
             run.record(.kind, false, written: mismatch.description)
         } else {
             run.record(.kind, true, written: kind.displayName)

@@ -7,6 +7,8 @@ public import JWS
 extension RealtimeRequest: AppStoreSignedPayload {
     /// ``AppStorePayloadKind/realtimeRequest``.
     public static var payloadKind: AppStorePayloadKind { .realtimeRequest }
+    /// From the member names the decoding read.
+    public var kindMismatch: KindMismatch? { Self.payloadKind.mismatch(decoded: self) }
     /// `signedDate`.
     public var validationDate: JWSDate? { signedDate }
     /// App Apple id and environment: a real-time request names no bundle id, so Apple asks every
