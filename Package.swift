@@ -63,7 +63,7 @@ let package = Package(
         // Signature, chain and policy checks of app and transaction receipts; returns verdicts.
         .target(
             name: "ReceiptVerification",
-            dependencies: ["ASN1", "Internals", "JWS", "Receipts", "ReceiptCrypto"],
+            dependencies: ["ASN1", "HTTPClient", "Internals", "JWS", "Receipts", "ReceiptCrypto"],
             // Apple's public roots and the StoreKit test certificate (see Anchors/PROVENANCE.md).
             resources: [.copy("Anchors")],
             swiftSettings: swiftSettings
@@ -72,8 +72,8 @@ let package = Package(
         .target(name: "ReceiptSigning", dependencies: ["ASN1", "Internals", "Receipts", "ReceiptCrypto"], swiftSettings: swiftSettings),
         // verifyReceipt messages, status codes and the HTTP client (production → sandbox routing).
         // No server: apps that call Apple, and the store verifiers, link no socket server.
-        // Not a product: the one bounded URLSession exchange (own deadline, body limited while it
-        // arrives, no redirects) of the package's HTTP clients.
+        // Not a product: the one bounded HTTP/1.1 exchange over its own sockets (own deadline, body
+        // limited while it arrives, no redirects) of the package's HTTP clients, OCSP's included.
         .target(name: "HTTPClient", dependencies: ["COpenSSL", "Internals"], swiftSettings: swiftSettings),
         .target(name: "VerifyReceipt", dependencies: ["HTTPClient", "JSON", "Internals", "Receipts"], swiftSettings: swiftSettings),
         // SQLite 3 and libpq (PostgreSQL's client) as system libraries; ServerNotifications is the one

@@ -13,6 +13,9 @@ import Internals
 struct HTTP1Exchange {
     let request: HTTPClientRequest
     let limit: Int
+    /// When set, the most bytes read off the connection in all (every head, chunk framing and
+    /// body); one more fails the exchange with `.dataLengthExceedsMaximum`.
+    let readLimit: Int?
     let deadline: ContinuousClock.Instant
     let stop: @Sendable () -> Bool
 
@@ -42,7 +45,7 @@ struct HTTP1Exchange {
         let connection = try HTTPConnection(host: host, port: port, tls: tls, deadline: deadline, stop: stop)
         defer { connection.close() }
         try connection.write(try requestBytes(host: host, port: port, tls: tls))
-        var reader = ResponseReader(connection: connection)
+        var reader = ResponseReader(connection: connection, readLimit: readLimit)
         var head = try reader.head()
         // 1xx answers (100 Continue, 103 Early Hints) come before the response.
         while (100..<200).contains(head.status) { head = try reader.head() }
@@ -113,15 +116,26 @@ struct HTTP1Exchange {
 /// Reads a response off a connection: its head, then its body by the framing the head says.
 struct ResponseReader {
     let connection: HTTPConnection
+    /// The most bytes read in all, if bounded.
+    let readLimit: Int?
     var buffer: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    /// The bytes read so far.
+    private var received = 0
 
-    init(connection: HTTPConnection) { self.connection = connection }
+    init(connection: HTTPConnection, readLimit: Int? = nil) {
+        self.connection = connection
+        self.readLimit = readLimit
+    }
 
     /// Reads more bytes; false at the end of the stream.
     private mutating func fill() throws(HTTPConnectionError) -> Bool {
         let count = try connection.read(into: &chunk)
         guard count > 0 else { return false }
+        received += count
+        if let readLimit, received > readLimit {
+            throw HTTPConnectionError(.dataLengthExceedsMaximum, "the response is larger than \(readLimit) bytes")
+        }
         buffer.append(contentsOf: chunk[..<count])
         return true
     }

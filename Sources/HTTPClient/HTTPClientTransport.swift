@@ -58,11 +58,17 @@ package final class HTTPClientTransport: Sendable {
     package let timeout: TimeInterval
     /// The largest response body accepted; a longer one stops the transfer there.
     package let maximumResponseSize: Int
+    /// Whether ``maximumResponseSize`` also bounds every byte read before and around the body
+    /// (status lines, header fields, chunk framing): past it the outcome is
+    /// `.failure(.dataLengthExceedsMaximum, …)`. False by default: the head then has a bound of
+    /// its own (64 KiB).
+    package let limitIncludesHead: Bool
 
     /// Creates a transport.
-    package init(timeout: TimeInterval, maximumResponseSize: Int) {
+    package init(timeout: TimeInterval, maximumResponseSize: Int, limitIncludesHead: Bool = false) {
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
+        self.limitIncludesHead = limitIncludesHead
     }
 
     /// Sends one request and waits for its outcome (never longer than ``timeout``, or than
@@ -102,7 +108,9 @@ package final class HTTPClientTransport: Sendable {
     ) {
         exchange.begin(completion)
         let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64((timeout * 1000).rounded(.up))))
-        let protocolExchange = HTTP1Exchange(request: spec, limit: exchange.limit, deadline: deadline) { exchange.isDecided }
+        let protocolExchange = HTTP1Exchange(
+            request: spec, limit: exchange.limit, readLimit: limitIncludesHead ? exchange.limit : nil, deadline: deadline
+        ) { exchange.isDecided }
         let thread = Thread { exchange.finish(protocolExchange.run()) }
         thread.stackSize = 1 << 20
         thread.start()
