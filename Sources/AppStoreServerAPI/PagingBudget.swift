@@ -20,7 +20,7 @@ final class PagingBudget: Sendable {
     init(totalBytes: Int, seconds: TimeInterval) {
         self.totalBytes = totalBytes
         self.seconds = seconds
-        deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64((min(seconds, 86_400 * 365) * 1000).rounded(.up))))
+        deadline = ContinuousClock.now.advanced(by: Deadline.duration(seconds: seconds))
         state = Locked(State(remainingBytes: totalBytes))
     }
 

@@ -107,14 +107,14 @@ package final class HTTPClientTransport: Sendable {
         _ spec: HTTPClientRequest, _ exchange: Exchange, timeout: TimeInterval, completion: @escaping @Sendable (HTTPClientOutcome) -> Void
     ) {
         exchange.begin(completion)
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64((timeout * 1000).rounded(.up))))
+        let deadline = ContinuousClock.now.advanced(by: Deadline.duration(seconds: timeout))
         let protocolExchange = HTTP1Exchange(
             request: spec, limit: exchange.limit, readLimit: limitIncludesHead ? exchange.limit : nil, deadline: deadline
         ) { exchange.isDecided }
         let thread = Thread { exchange.finish(protocolExchange.run()) }
         thread.stackSize = 1 << 20
         thread.start()
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { exchange.finish(.timedOut) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Deadline.clampedSeconds(timeout)) { exchange.finish(.timedOut) }
     }
 }
 

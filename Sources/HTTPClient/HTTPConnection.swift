@@ -73,7 +73,10 @@ final class HTTPConnection {
             if stop() { throw HTTPConnectionError(.cancelled, "the exchange ended") }
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { throw HTTPConnectionError(.timedOut, "no response within the deadline") }
-            let milliseconds = min(50, max(1, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            // At most 50 ms per poll (to notice `stop`); the sum is taken before it is narrowed, so a
+            // deadline a year away cannot overflow Int32.
+            let leftMilliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds = Int32(min(50, max(1, leftMilliseconds)))
             var entry = pollfd(fd: fd, events: events, revents: 0)
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return }

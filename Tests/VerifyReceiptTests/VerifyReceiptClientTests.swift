@@ -26,6 +26,24 @@ import VerifyReceipt
         .json(VerifyReceiptResponseWriter.status(VerifyReceiptStatus(rawValue: status)))
     }
 
+    /// A timeout the caller configures as NaN, an infinity or a huge number does not stop the
+    /// process (its conversion to milliseconds used to trap): the call is answered as usual.
+    @Test(arguments: [Double.infinity, .nan, 1e300, -1])
+    func anyConfiguredTimeoutIsSafe(timeout: Double) async throws {
+        let receipt = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
+        try await withServer(try Self.endpoint(.sandbox)) { sandbox in
+            var configuration = Self.configuration(production: sandbox, sandbox: sandbox, timeout: timeout)
+            configuration.initialEnvironment = .sandbox
+            if timeout < 0 || timeout.isNaN {
+                // Clamped to a millisecond: answered in time or timed out, never a crash.
+                _ = try? await VerifyReceiptClient(configuration: configuration).verify(receipt: receipt.text)
+            } else {
+                let result = try await VerifyReceiptClient(configuration: configuration).verify(receipt: receipt.text)
+                #expect(result.response.status == .valid)
+            }
+        }
+    }
+
     /// A sandbox receipt: production says 21007, the client asks the sandbox, which verifies it.
     @Test func sandboxReceiptIsRoutedToTheSandbox() async throws {
         let receipt = try TransactionReceipt(Fixtures.bytes("legacy/venice-legacy-transaction-receipt.b64"))
