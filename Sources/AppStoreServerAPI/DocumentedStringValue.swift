@@ -25,3 +25,7 @@ extension DocumentedStringValue {
         }
     }
 }
+
+/// The Retention Messaging values' protocol before every documented string value shared one.
+@available(*, deprecated, renamed: "DocumentedStringValue")
+public typealias RetentionValue = DocumentedStringValue

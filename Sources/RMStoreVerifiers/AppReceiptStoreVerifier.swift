@@ -305,7 +305,7 @@ struct AppReceiptChecker: Sendable {
         }
         let sameProduct = records.filter { $0.productIdentifier == transaction.productIdentifier }
         guard !sameProduct.isEmpty else {
-            let products = Set(records.compactMap(\.productIdentifier)).sorted().joined(separator: ", ")
+            let products = Set(records.compactMap(\.productIdentifier)).sorted().map(quoted).joined(separator: ", ")
             return .failure(
                 StoreVerifierError(
                     .productMismatch,

@@ -95,7 +95,7 @@ public struct StoreVerifierError: Error, Sendable, CustomStringConvertible {
     /// A rejection naming the checks that failed: `"<subject>: name (reason); name (reason)"`, or
     /// `"<subject>: a required check did not run"` when none failed (a verdict is invalid too when
     /// a check it requires is absent). The checks become ``failedChecks``.
-    init(_ code: Code, _ subject: String, naming failures: [VerificationCheck]) {
+    package init(_ code: Code, _ subject: String, naming failures: [VerificationCheck]) {
         let named =
             failures.isEmpty
             ? "a required check did not run"

@@ -220,7 +220,7 @@ extension NotificationStoreOptions {
     }
 
     /// When an operation that starts now must be done (``operationTimeout`` from now).
-    var operationDeadline: ContinuousClock.Instant { ContinuousClock.now.advanced(by: operationTimeout) }
+    func makeOperationDeadline() -> ContinuousClock.Instant { ContinuousClock.now.advanced(by: operationTimeout) }
 }
 
 /// Opens the store a location names: `postgres://USER@HOST:PORT/DB` (or `postgresql://…`) for

@@ -5,7 +5,7 @@ extension PostgresNotificationStore: NotificationBackfillProgressStore {
     /// The records of `scope` starting at `start`, most recently saved first (none when the table
     /// does not exist).
     public func backfillProgress(scope: String, start: Int64) throws(NotificationStoreError) -> [NotificationBackfillProgress] {
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) -> PostgresRows? in
             let exists = try connection.execute("SELECT to_regclass('notification_backfills') IS NOT NULL", deadline: deadline)
             guard exists.scalar == "t" else { return nil }
@@ -26,7 +26,7 @@ extension PostgresNotificationStore: NotificationBackfillProgressStore {
     /// Saves `progress`, replacing its range's record, in one statement.
     public func saveBackfillProgress(_ progress: NotificationBackfillProgress) throws(NotificationStoreError) {
         try options.requireWritable(location)
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let parameters: [PostgresParameter] = [
             .text(DeadLetter.storable(progress.range.scope)), .literal(String(progress.range.start)), .literal(String(progress.range.end)),
             .text(progress.paginationToken.map(DeadLetter.storable)), .literal(String(progress.pages)),

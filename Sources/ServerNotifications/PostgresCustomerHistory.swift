@@ -6,7 +6,7 @@ extension PostgresNotificationStore: CustomerHistoryStore {
     /// Commits the new records (500 a statement, each statement atomic); returns how many were new.
     public func storeCustomerHistory(_ records: [CustomerHistoryRecord]) throws(NotificationStoreError) -> Int {
         try options.requireWritable(location)
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let now = StoredNotification.milliseconds(Date())
         var added = 0
         // 500 records (3,500 parameters) a statement: far below PostgreSQL's 65,535.
@@ -48,7 +48,7 @@ extension PostgresNotificationStore: CustomerHistoryStore {
     public func customerHistory(originalTransactionIds: [String], appAccountToken: String?) throws(NotificationStoreError)
         -> [CustomerHistoryRecord]
     {
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let originals = Array(Set(originalTransactionIds)).sorted()
         var conditions: [String] = []
         var parameters: [PostgresParameter] = []

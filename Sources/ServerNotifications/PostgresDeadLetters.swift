@@ -33,7 +33,7 @@ extension PostgresNotificationStore: DeadLetterStore {
     /// Commits `letter` and enforces `retention` in one statement.
     public func keep(_ letter: DeadLetter, retention: DeadLetterRetention) throws(NotificationStoreError) -> Int64 {
         try options.requireWritable(location)
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         try ensureDeadLetters(deadline: deadline)
         let parameters: [PostgresParameter] = [
             .literal(String(letter.receivedDate)), .text(letter.sourceAddress), .text(letter.check), .text(letter.reason),
@@ -49,7 +49,7 @@ extension PostgresNotificationStore: DeadLetterStore {
 
     /// The letters matching `query`, by id (none when the table does not exist yet).
     public func deadLetters(_ query: DeadLetterQuery) throws(NotificationStoreError) -> [DeadLetter] {
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let sql = DeadLetterColumns.select(query, placeholder: "$1")
         let parameters: [PostgresParameter] = query.id.map { [.literal(String($0))] } ?? []
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) -> PostgresRows? in
@@ -72,7 +72,7 @@ extension PostgresNotificationStore: DeadLetterStore {
     /// Marks letter `id` retried unless it already is (one statement: concurrent retries mark once).
     public func markRetried(id: Int64, notificationUUID: String, at date: Int64) throws(NotificationStoreError) -> Bool {
         try options.requireWritable(location)
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         try ensureDeadLetters(deadline: deadline)
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(
@@ -85,7 +85,7 @@ extension PostgresNotificationStore: DeadLetterStore {
     /// Deletes the letters received before `date` (nil: all).
     public func purgeDeadLetters(before date: Int64?) throws(NotificationStoreError) -> Int {
         try options.requireWritable(location)
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         try ensureDeadLetters(deadline: deadline)
         let result = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(

@@ -126,7 +126,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
                         .unavailable, "the server runs with fsync=\(fsync ?? "unknown"): commits would not be durable")
                 }
             })
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let connect = ContinuousClock.now.advanced(by: connectTimeout)
         let existing = try pool.withConnection(deadline: deadline, connect: connect) {
             (connection) throws(NotificationStoreError) -> String? in
@@ -219,7 +219,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
             parameters += [Self.parameter(.bytes(certificate.digest)), Self.parameter(.bytes(certificate.der))]
         }
         let sql = Self.insert(certificates: certificates.count)
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let rows = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute(sql, parameters, deadline: deadline)
         }
@@ -258,7 +258,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
 
     /// The rows matching `query`, in signed-date order, then by `notificationUUID` (byte order).
     public func notifications(_ query: NotificationQuery) throws(NotificationStoreError) -> [StoredNotification] {
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let result = try select(query, deadline: deadline)
         var rows: [NotificationColumns.ReadRow] = []
         rows.reserveCapacity(result.rows.count)
@@ -319,7 +319,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     /// uses the indexes.
     /// - Throws: ``NotificationStoreError`` when the query fails.
     public func queryPlan(_ query: NotificationQuery) throws(NotificationStoreError) -> String {
-        try select(query, explain: true, deadline: options.operationDeadline).rows.compactMap {
+        try select(query, explain: true, deadline: options.makeOperationDeadline()).rows.compactMap {
             $0.first ?? nil
         }.joined(separator: "\n")
     }
@@ -340,7 +340,7 @@ public final class PostgresNotificationStore: NotificationStore, @unchecked Send
     /// cumulative since its statistics were last reset: the fsyncs its commits cost.
     /// - Throws: ``NotificationStoreError`` when the query fails.
     public func walSyncCount() throws(NotificationStoreError) -> Int64 {
-        let deadline = options.operationDeadline
+        let deadline = options.makeOperationDeadline()
         let value = try withRetry(deadline: deadline) { (connection) throws(NotificationStoreError) in
             try connection.execute("SELECT wal_sync FROM pg_stat_wal", deadline: deadline).scalar
         }

@@ -96,6 +96,23 @@ extension URL {
         #expect(try f.persistor.count(productIdentifier: IDs.level) == 0)
     }
 
+    /// The sentence that names the failed checks, written out: each check with its reason, in
+    /// order; and, when a verdict is invalid without a failed check, that a required one did not run.
+    @Test func theFailedChecksSentence() {
+        let failures = [
+            VerificationCheck(name: .bundleIdentifier, passed: false, reason: "expected a, found b"),
+            VerificationCheck(name: .chain, passed: false, reason: "certificate has expired"),
+        ]
+        let named = StoreVerifierError(.receiptInvalid, "The app receipt failed verification", naming: failures)
+        #expect(
+            named.message
+                == "The app receipt failed verification: bundleIdentifier (expected a, found b); chain (certificate has expired)")
+        #expect(named.failedCheckNames == [.bundleIdentifier, .chain])
+        let none = StoreVerifierError(.receiptInvalid, "The signed transaction failed verification", naming: [])
+        #expect(none.message == "The signed transaction failed verification: a required check did not run")
+        #expect(none.failedChecks.isEmpty)
+    }
+
     /// Must show (Docs/StoreBehaviour.md §4.8, §8.10): an anchor file that is missing or unreadable (or holds no
     /// certificate, or no anchor at all) makes verification FAIL, visibly: not a silent pass
     /// (RMStore skipped the signature check) and not "unable to complete" (which would leave the
