@@ -94,7 +94,7 @@ public protocol AppStoreSignedPayload: JWSPayload {
     /// about any other claim does not apply to it and fails ``VerificationCheck/Name/notApplicable``.
     static var carriedClaims: Set<AppStoreClaims.Kind> { get }
     /// Why the payload is not of ``payloadKind``, or nil when it is (``VerificationCheck/Name/kind``).
-    /// The default walks ``JWSPayload/jsonPayload`` (`AppStorePayloadKind.mismatch(jsonPayload:)`);
+    /// The default walks `jsonPayload` (`AppStorePayloadKind.mismatch(jsonPayload:)`);
     /// the package's models answer from the member names their decoding read, the same answer
     /// without a second walk.
     var kindMismatch: KindMismatch? { get }
