@@ -275,25 +275,13 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether basicConstraints says `cA: TRUE`. False when the extension is absent, or when
     /// OpenSSL found the certificate's extensions invalid.
-    public var isCA: Bool {
-        if let fields { return fields.isCA }
-        let flags = X509_get_extension_flags(handle.pointer)
-        return flags & UInt32(EXFLAG_CA) != 0 && flags & UInt32(EXFLAG_INVALID) == 0
-    }
+    public var isCA: Bool { source.isCA }
 
     /// basicConstraints' `pathLenConstraint`, or nil when absent.
-    public var pathLengthConstraint: Int? {
-        if let fields { return fields.pathLength }
-        let length = X509_get_pathlen(handle.pointer)
-        return length >= 0 ? Int(length) : nil
-    }
+    public var pathLengthConstraint: Int? { source.pathLength }
 
     /// The keyUsage extension's bits, or nil when the certificate has no keyUsage extension.
-    public var keyUsage: KeyUsage? {
-        if let fields { return fields.keyUsage }
-        guard X509_get_extension_flags(handle.pointer) & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
-        return KeyUsage(openSSLBits: X509_get_key_usage(handle.pointer))
-    }
+    public var keyUsage: KeyUsage? { source.keyUsage }
 
     /// Whether OpenSSL flagged the certificate's extensions as invalid (for example duplicated or
     /// undecodable). Chain validation refuses such certificates.

@@ -17,6 +17,11 @@ final class X509Source: @unchecked Sendable {
     /// parsed at once, its own `X509`, which is always there).
     private let fallback: X509Handle
     private var key: PublicKey?
+    /// basicConstraints' cA and pathLenConstraint, and keyUsage, read once when the source is
+    /// made: chain policies ask for them on every verification.
+    let isCA: Bool
+    let pathLength: Int?
+    let keyUsage: KeyUsage?
 
     /// One empty `X509` (no names, no extensions, no key: every OpenSSL validation of it fails),
     /// made once per process and shared; nil only if OpenSSL could not allocate it, in which case
@@ -27,11 +32,19 @@ final class X509Source: @unchecked Sendable {
         fields = nil
         parsed = handle
         fallback = handle
+        let flags = X509_get_extension_flags(handle.pointer)
+        isCA = flags & UInt32(EXFLAG_CA) != 0 && flags & UInt32(EXFLAG_INVALID) == 0
+        let length = X509_get_pathlen(handle.pointer)
+        pathLength = length >= 0 ? Int(length) : nil
+        keyUsage = flags & UInt32(EXFLAG_KUSAGE) != 0 ? KeyUsage(openSSLBits: X509_get_key_usage(handle.pointer)) : nil
     }
 
     init(fields: CertificateFields, fallback: X509Handle) {
         self.fields = fields
         self.fallback = fallback
+        isCA = fields.isCA
+        pathLength = fields.pathLength
+        keyUsage = fields.keyUsage
     }
 
     /// The `X509`, parsed from `der` on first use. Bytes the own reader accepted but OpenSSL does

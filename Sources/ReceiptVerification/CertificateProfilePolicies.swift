@@ -20,9 +20,8 @@ public struct KeyUsagePolicy: ChainPolicy {
             return .fails("the leaf's (\(leaf.subject)) keyUsage is \(Self.describe(usage)), without digitalSignature")
         }
         for index in chain.indices.dropFirst() {
-            let certificate = chain[index]
-            if let usage = certificate.keyUsage, !usage.contains(.keyCertSign) {
-                return .fails("certificate #\(index) (\(certificate.subject)) has keyUsage \(Self.describe(usage)), without keyCertSign")
+            if let usage = chain[index].keyUsage, !usage.contains(.keyCertSign) {
+                return .fails("certificate #\(index) (\(chain[index].subject)) has keyUsage \(Self.describe(usage)), without keyCertSign")
             }
         }
         return .meets
@@ -60,15 +59,14 @@ public struct BasicConstraintsPolicy: ChainPolicy {
         guard chain.count > 1 else { return .fails("a chain of one certificate has no leaf apart from its anchor") }
         if leaf.isCA { return .fails("the leaf (\(leaf.subject)) is a CA (basicConstraints cA TRUE)") }
         for index in chain.indices.dropFirst() {
-            let certificate = chain[index]
-            guard certificate.isCA || index == chain.count - 1 else {
-                return .fails("certificate #\(index) (\(certificate.subject)) issues certificates but is not a CA")
+            guard chain[index].isCA || index == chain.count - 1 else {
+                return .fails("certificate #\(index) (\(chain[index].subject)) issues certificates but is not a CA")
             }
             // The CAs between this one and the leaf.
             let below = index - 1
-            if let limit = certificate.pathLengthConstraint, below > limit {
+            if let limit = chain[index].pathLengthConstraint, below > limit {
                 return .fails(
-                    "certificate #\(index) (\(certificate.subject)) allows \(limit) CA\(limit == 1 ? "" : "s") below it; the chain has \(below)"
+                    "certificate #\(index) (\(chain[index].subject)) allows \(limit) CA\(limit == 1 ? "" : "s") below it; the chain has \(below)"
                 )
             }
         }
