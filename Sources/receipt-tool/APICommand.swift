@@ -6,6 +6,7 @@ import JSON
 import JWS
 import ReceiptVerification
 import Receipts
+import VerifyReceipt
 
 /// `receipt-tool api`: the App Store Server API, every signed payload verified before it is shown.
 enum APICommand {
@@ -309,10 +310,9 @@ enum APICommand {
         let bundleID = try args.required("--bundle-id")
         var environment: AppStoreServerEnvironment
         let legacy = args.flag("--legacy-host")
-        switch args.value("--environment") ?? "production" {
-        case "production": environment = legacy ? .productionLegacyHost : .production
-        case "sandbox": environment = legacy ? .sandboxLegacyHost : .sandbox
-        case let other: throw UsageError("--environment must be production or sandbox, found \(other)")
+        switch try ServeCommand.environment(args) {
+        case .production: environment = legacy ? .productionLegacyHost : .production
+        case .sandbox: environment = legacy ? .sandboxLegacyHost : .sandbox
         }
         if let text = args.value("--base-url") {
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {

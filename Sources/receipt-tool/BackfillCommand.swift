@@ -59,12 +59,7 @@ enum BackfillCommand {
         guard let location = args.value("--db") ?? configuration?.store else {
             throw UsageError("notifications backfill needs --db <path>|<url>, or --config with a store")
         }
-        let environment: VerifyReceiptEnvironment
-        switch args.value("--environment") ?? "production" {
-        case "production": environment = .production
-        case "sandbox": environment = .sandbox
-        case let other: throw UsageError("--environment must be production or sandbox, found \(other)")
-        }
+        let environment = try ServeCommand.environment(args)
         if let configuration {
             let app = try configuration.app(args.value("--app") ?? args.value("--bundle-id"))
             let name = environment == .production ? "Production" : "Sandbox"

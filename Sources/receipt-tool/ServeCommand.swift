@@ -302,8 +302,8 @@ extension ServeCommand {
         return NotificationsEndpoint(path: path, receiver: receiver, metrics: metrics, report: report)
     }
 
-    /// The Apple endpoint `--environment` names, in any case (`serve` and `dead-letters retry`;
-    /// default: production).
+    /// The Apple environment `--environment` names, in any case (`serve`, `dead-letters retry`,
+    /// `api` and `notifications backfill`; default: production).
     static func environment(_ args: Arguments) throws(UsageError) -> VerifyReceiptEnvironment {
         switch args.value("--environment")?.lowercased() {
         case nil, "production": return .production

@@ -42,15 +42,25 @@ import Testing
         #expect(verify.status == 1)
     }
 
-    /// `serve` and `dead-letters retry` read `--environment` alike: any case, and the same refusal.
-    @Test func environmentOption_sameRefusal_inServeAndDeadLetterRetry() throws {
+    /// `serve`, `dead-letters retry`, `api` and `notifications backfill` read `--environment`
+    /// alike: any case, and the same refusal.
+    @Test func environmentOption_sameRefusal_inEveryCommandThatNamesAnAppleEnvironment() throws {
         let database = temporaryDirectory().appendingPathComponent("letters.sqlite").path
+        let key = temporaryDirectory().appendingPathComponent("missing.p8").path
+        let api = ["--issuer-id", "i", "--key-id", "k", "--private-key", key, "--bundle-id", "com.example.app"]
         let serve = try ReceiptTool.run(["serve", "--environment", "staging"])
         let retry = try ReceiptTool.run(["notifications", "dead-letters", "retry", "--db", database, "--environment", "staging"])
-        for result in [serve, retry] {
+        let history = try ReceiptTool.run(["api", "history", "1"] + api + ["--environment", "staging"])
+        let backfill = try ReceiptTool.run(
+            ["notifications", "backfill", "--since", "2026-01-01", "--db", database] + api + ["--environment", "staging"])
+        for result in [serve, retry, history, backfill] {
             #expect(result.status == 64, "\(result.stderr)")
             #expect(result.stderr.contains("--environment must be production or sandbox, found staging"), "\(result.stderr)")
         }
+        // Any case: `Sandbox` is read as sandbox, so `api` goes on to the missing key (exit 1), not a usage error.
+        let mixedCase = try ReceiptTool.run(["api", "history", "1"] + api + ["--environment", "Sandbox"])
+        #expect(mixedCase.status == 1, "\(mixedCase.stderr)")
+        #expect(!mixedCase.stderr.contains("--environment"), "\(mixedCase.stderr)")
     }
 
     /// A bad `--at` or `--policy` is the same usage error in both commands.
