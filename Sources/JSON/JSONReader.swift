@@ -559,6 +559,10 @@ package struct JSONKey {
         equals(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
     }
 
+    /// The key's bytes in the document, when it has no escapes (`nil` for a key that had to be
+    /// unescaped: ``withBytes(_:)`` reads every key).
+    package var bytesInDocument: UnsafeBufferPointer<UInt8>? { raw }
+
     /// Calls `body` with the key's bytes.
     package func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if let raw { return body(raw) }

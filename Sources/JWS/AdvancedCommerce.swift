@@ -28,8 +28,11 @@ public struct AdvancedCommerceInfo: JWSPayloadObject, Equatable, FieldsObject {
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case consistencyToken, descriptors, estimatedTax, items, period, requestReferenceId, taxCode, taxExclusivePrice, taxRate
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -38,44 +41,6 @@ public struct AdvancedCommerceInfo: JWSPayloadObject, Equatable, FieldsObject {
             case .items: .objects(AdvancedCommerceItem.self)
             case .estimatedTax, .taxExclusivePrice: .int64
             }
-        }
-
-        var name: String {
-            switch self {
-            case .consistencyToken: "consistencyToken"
-            case .descriptors: "descriptors"
-            case .estimatedTax: "estimatedTax"
-            case .items: "items"
-            case .period: "period"
-            case .requestReferenceId: "requestReferenceId"
-            case .taxCode: "taxCode"
-            case .taxExclusivePrice: "taxExclusivePrice"
-            case .taxRate: "taxRate"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 5:
-                if key.equals("items") { return .items }
-            case 6:
-                if key.equals("period") { return .period }
-            case 7:
-                if key.equals("taxCode") { return .taxCode }
-                if key.equals("taxRate") { return .taxRate }
-            case 11:
-                if key.equals("descriptors") { return .descriptors }
-            case 12:
-                if key.equals("estimatedTax") { return .estimatedTax }
-            case 16:
-                if key.equals("consistencyToken") { return .consistencyToken }
-            case 17:
-                if key.equals("taxExclusivePrice") { return .taxExclusivePrice }
-            case 18:
-                if key.equals("requestReferenceId") { return .requestReferenceId }
-            default: break
-            }
-            return nil
         }
     }
 }
@@ -92,30 +57,16 @@ public struct AdvancedCommerceDescriptors: JWSPayloadObject, Equatable, FieldsOb
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case description, displayName
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
             case .description, .displayName: .string
             }
-        }
-
-        var name: String {
-            switch self {
-            case .description: "description"
-            case .displayName: "displayName"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 11:
-                if key.equals("description") { return .description }
-                if key.equals("displayName") { return .displayName }
-            default: break
-            }
-            return nil
         }
     }
 }

@@ -24,8 +24,12 @@ public struct AdvancedCommerceItem: JWSPayloadObject, Equatable, FieldsObject {
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
-        case sku, description, displayName, offer, price, refunds, revocationDate, priceIncreaseInfo
+    enum Field: String, TypedPayloadField {
+        case sku = "SKU"
+        case description, displayName, offer, price, refunds, revocationDate, priceIncreaseInfo
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -36,40 +40,6 @@ public struct AdvancedCommerceItem: JWSPayloadObject, Equatable, FieldsObject {
             case .price: .int64
             case .revocationDate: .date
             }
-        }
-
-        var name: String {
-            switch self {
-            case .sku: "SKU"
-            case .description: "description"
-            case .displayName: "displayName"
-            case .offer: "offer"
-            case .price: "price"
-            case .refunds: "refunds"
-            case .revocationDate: "revocationDate"
-            case .priceIncreaseInfo: "priceIncreaseInfo"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 3:
-                if key.equals("SKU") { return .sku }
-            case 5:
-                if key.equals("offer") { return .offer }
-                if key.equals("price") { return .price }
-            case 7:
-                if key.equals("refunds") { return .refunds }
-            case 11:
-                if key.equals("description") { return .description }
-                if key.equals("displayName") { return .displayName }
-            case 14:
-                if key.equals("revocationDate") { return .revocationDate }
-            case 17:
-                if key.equals("priceIncreaseInfo") { return .priceIncreaseInfo }
-            default: break
-            }
-            return nil
         }
     }
 }

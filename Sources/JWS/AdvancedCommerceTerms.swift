@@ -16,37 +16,17 @@ public struct AdvancedCommerceOffer: JWSPayloadObject, Equatable, FieldsObject {
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case period, periodCount, price, reason
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
             case .period, .reason: .string
             case .periodCount, .price: .int64
             }
-        }
-
-        var name: String {
-            switch self {
-            case .period: "period"
-            case .periodCount: "periodCount"
-            case .price: "price"
-            case .reason: "reason"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 5:
-                if key.equals("price") { return .price }
-            case 6:
-                if key.equals("period") { return .period }
-                if key.equals("reason") { return .reason }
-            case 11:
-                if key.equals("periodCount") { return .periodCount }
-            default: break
-            }
-            return nil
         }
     }
 }
@@ -67,8 +47,11 @@ public struct AdvancedCommerceRefund: JWSPayloadObject, Equatable, FieldsObject 
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case refundAmount, refundDate, refundReason, refundType
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -76,28 +59,6 @@ public struct AdvancedCommerceRefund: JWSPayloadObject, Equatable, FieldsObject 
             case .refundDate: .date
             case .refundReason, .refundType: .string
             }
-        }
-
-        var name: String {
-            switch self {
-            case .refundAmount: "refundAmount"
-            case .refundDate: "refundDate"
-            case .refundReason: "refundReason"
-            case .refundType: "refundType"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 10:
-                if key.equals("refundDate") { return .refundDate }
-                if key.equals("refundType") { return .refundType }
-            case 12:
-                if key.equals("refundAmount") { return .refundAmount }
-                if key.equals("refundReason") { return .refundReason }
-            default: break
-            }
-            return nil
         }
     }
 }
@@ -116,8 +77,11 @@ public struct AdvancedCommercePriceIncreaseInfo: JWSPayloadObject, Equatable, Fi
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case dependentSKUs, price, status
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -125,27 +89,6 @@ public struct AdvancedCommercePriceIncreaseInfo: JWSPayloadObject, Equatable, Fi
             case .price: .int64
             case .status: .string
             }
-        }
-
-        var name: String {
-            switch self {
-            case .dependentSKUs: "dependentSKUs"
-            case .price: "price"
-            case .status: "status"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 5:
-                if key.equals("price") { return .price }
-            case 6:
-                if key.equals("status") { return .status }
-            case 13:
-                if key.equals("dependentSKUs") { return .dependentSKUs }
-            default: break
-            }
-            return nil
         }
     }
 }
@@ -177,9 +120,12 @@ public struct CommitmentInfo: JWSPayloadObject, Equatable, FieldsObject {
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case billingPeriodNumber, commitmentExpiresDate, commitmentPrice, totalBillingPeriods, commitmentAutoRenewProductId,
             commitmentAutoRenewStatus, commitmentRenewalBillingPlanType, commitmentRenewalDate, commitmentRenewalPrice
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -187,43 +133,6 @@ public struct CommitmentInfo: JWSPayloadObject, Equatable, FieldsObject {
             case .commitmentExpiresDate, .commitmentRenewalDate: .date
             case .commitmentAutoRenewProductId, .commitmentRenewalBillingPlanType: .string
             }
-        }
-
-        var name: String {
-            switch self {
-            case .billingPeriodNumber: "billingPeriodNumber"
-            case .commitmentExpiresDate: "commitmentExpiresDate"
-            case .commitmentPrice: "commitmentPrice"
-            case .totalBillingPeriods: "totalBillingPeriods"
-            case .commitmentAutoRenewProductId: "commitmentAutoRenewProductId"
-            case .commitmentAutoRenewStatus: "commitmentAutoRenewStatus"
-            case .commitmentRenewalBillingPlanType: "commitmentRenewalBillingPlanType"
-            case .commitmentRenewalDate: "commitmentRenewalDate"
-            case .commitmentRenewalPrice: "commitmentRenewalPrice"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 15:
-                if key.equals("commitmentPrice") { return .commitmentPrice }
-            case 19:
-                if key.equals("billingPeriodNumber") { return .billingPeriodNumber }
-                if key.equals("totalBillingPeriods") { return .totalBillingPeriods }
-            case 21:
-                if key.equals("commitmentExpiresDate") { return .commitmentExpiresDate }
-                if key.equals("commitmentRenewalDate") { return .commitmentRenewalDate }
-            case 22:
-                if key.equals("commitmentRenewalPrice") { return .commitmentRenewalPrice }
-            case 25:
-                if key.equals("commitmentAutoRenewStatus") { return .commitmentAutoRenewStatus }
-            case 28:
-                if key.equals("commitmentAutoRenewProductId") { return .commitmentAutoRenewProductId }
-            case 32:
-                if key.equals("commitmentRenewalBillingPlanType") { return .commitmentRenewalBillingPlanType }
-            default: break
-            }
-            return nil
         }
     }
 }

@@ -39,10 +39,13 @@ public struct AppTransaction: JWSPayload, JWSPayloadModel, Equatable, FieldsPayl
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case receiptType, appAppleId, bundleId, applicationVersion, versionExternalIdentifier, receiptCreationDate, originalPurchaseDate,
             originalApplicationVersion, deviceVerification, deviceVerificationNonce, preorderDate, appTransactionId, originalPlatform,
             requestDate
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -52,57 +55,6 @@ public struct AppTransaction: JWSPayload, JWSPayloadModel, Equatable, FieldsPayl
             case .appAppleId, .versionExternalIdentifier: .int64
             case .receiptCreationDate, .originalPurchaseDate, .preorderDate, .requestDate: .date
             }
-        }
-
-        var name: String {
-            switch self {
-            case .receiptType: "receiptType"
-            case .appAppleId: "appAppleId"
-            case .bundleId: "bundleId"
-            case .applicationVersion: "applicationVersion"
-            case .versionExternalIdentifier: "versionExternalIdentifier"
-            case .receiptCreationDate: "receiptCreationDate"
-            case .originalPurchaseDate: "originalPurchaseDate"
-            case .originalApplicationVersion: "originalApplicationVersion"
-            case .deviceVerification: "deviceVerification"
-            case .deviceVerificationNonce: "deviceVerificationNonce"
-            case .preorderDate: "preorderDate"
-            case .appTransactionId: "appTransactionId"
-            case .originalPlatform: "originalPlatform"
-            case .requestDate: "requestDate"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 8:
-                if key.equals("bundleId") { return .bundleId }
-            case 10:
-                if key.equals("appAppleId") { return .appAppleId }
-            case 11:
-                if key.equals("receiptType") { return .receiptType }
-                if key.equals("requestDate") { return .requestDate }
-            case 12:
-                if key.equals("preorderDate") { return .preorderDate }
-            case 16:
-                if key.equals("appTransactionId") { return .appTransactionId }
-                if key.equals("originalPlatform") { return .originalPlatform }
-            case 18:
-                if key.equals("applicationVersion") { return .applicationVersion }
-                if key.equals("deviceVerification") { return .deviceVerification }
-            case 19:
-                if key.equals("receiptCreationDate") { return .receiptCreationDate }
-            case 20:
-                if key.equals("originalPurchaseDate") { return .originalPurchaseDate }
-            case 23:
-                if key.equals("deviceVerificationNonce") { return .deviceVerificationNonce }
-            case 25:
-                if key.equals("versionExternalIdentifier") { return .versionExternalIdentifier }
-            case 26:
-                if key.equals("originalApplicationVersion") { return .originalApplicationVersion }
-            default: break
-            }
-            return nil
         }
     }
 }

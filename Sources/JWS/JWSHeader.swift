@@ -41,26 +41,11 @@ public struct JWSHeader: Sendable, Hashable {
     /// The decoded header JSON, exactly.
     public let json: [UInt8]
 
-    enum Field: Int, PayloadField {
+    enum Field: String, PayloadField {
         case alg, x5c, kid, typ
 
-        var name: String {
-            switch self {
-            case .alg: "alg"
-            case .x5c: "x5c"
-            case .kid: "kid"
-            case .typ: "typ"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            guard key.count == 3 else { return nil }
-            if key.equals("alg") { return .alg }
-            if key.equals("x5c") { return .x5c }
-            if key.equals("kid") { return .kid }
-            if key.equals("typ") { return .typ }
-            return nil
-        }
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
     }
 
     /// Reads a header from its decoded JSON.

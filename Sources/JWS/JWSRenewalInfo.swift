@@ -35,11 +35,14 @@ public struct JWSRenewalInfo: PurchasePayload, Equatable, PurchaseFieldsPayload 
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, PurchaseField {
+    enum Field: String, PurchaseField {
         case expirationIntent, originalTransactionId, autoRenewProductId, productId, autoRenewStatus, isInBillingRetryPeriod,
             priceIncreaseStatus, gracePeriodExpiresDate, offerType, offerIdentifier, signedDate, environment, recentSubscriptionStartDate,
             renewalDate, currency, renewalPrice, offerDiscountType, eligibleWinBackOfferIds, appAccountToken, appTransactionId, offerPeriod,
             advancedCommerceInfo, commitmentInfo, renewalBillingPlanType, deviceVerification, deviceVerificationNonce
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -53,86 +56,6 @@ public struct JWSRenewalInfo: PurchasePayload, Equatable, PurchaseFieldsPayload 
             case .advancedCommerceInfo: .object(AdvancedCommerceInfo.self)
             case .commitmentInfo: .object(CommitmentInfo.self)
             }
-        }
-
-        var name: String {
-            switch self {
-            case .expirationIntent: "expirationIntent"
-            case .originalTransactionId: "originalTransactionId"
-            case .autoRenewProductId: "autoRenewProductId"
-            case .productId: "productId"
-            case .autoRenewStatus: "autoRenewStatus"
-            case .isInBillingRetryPeriod: "isInBillingRetryPeriod"
-            case .priceIncreaseStatus: "priceIncreaseStatus"
-            case .gracePeriodExpiresDate: "gracePeriodExpiresDate"
-            case .offerType: "offerType"
-            case .offerIdentifier: "offerIdentifier"
-            case .signedDate: "signedDate"
-            case .environment: "environment"
-            case .recentSubscriptionStartDate: "recentSubscriptionStartDate"
-            case .renewalDate: "renewalDate"
-            case .currency: "currency"
-            case .renewalPrice: "renewalPrice"
-            case .offerDiscountType: "offerDiscountType"
-            case .eligibleWinBackOfferIds: "eligibleWinBackOfferIds"
-            case .appAccountToken: "appAccountToken"
-            case .appTransactionId: "appTransactionId"
-            case .offerPeriod: "offerPeriod"
-            case .advancedCommerceInfo: "advancedCommerceInfo"
-            case .commitmentInfo: "commitmentInfo"
-            case .renewalBillingPlanType: "renewalBillingPlanType"
-            case .deviceVerification: "deviceVerification"
-            case .deviceVerificationNonce: "deviceVerificationNonce"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 8:
-                if key.equals("currency") { return .currency }
-            case 9:
-                if key.equals("productId") { return .productId }
-                if key.equals("offerType") { return .offerType }
-            case 10:
-                if key.equals("signedDate") { return .signedDate }
-            case 11:
-                if key.equals("environment") { return .environment }
-                if key.equals("renewalDate") { return .renewalDate }
-                if key.equals("offerPeriod") { return .offerPeriod }
-            case 12:
-                if key.equals("renewalPrice") { return .renewalPrice }
-            case 14:
-                if key.equals("commitmentInfo") { return .commitmentInfo }
-            case 15:
-                if key.equals("autoRenewStatus") { return .autoRenewStatus }
-                if key.equals("offerIdentifier") { return .offerIdentifier }
-                if key.equals("appAccountToken") { return .appAccountToken }
-            case 16:
-                if key.equals("expirationIntent") { return .expirationIntent }
-                if key.equals("appTransactionId") { return .appTransactionId }
-            case 17:
-                if key.equals("offerDiscountType") { return .offerDiscountType }
-            case 18:
-                if key.equals("autoRenewProductId") { return .autoRenewProductId }
-                if key.equals("deviceVerification") { return .deviceVerification }
-            case 19:
-                if key.equals("priceIncreaseStatus") { return .priceIncreaseStatus }
-            case 20:
-                if key.equals("advancedCommerceInfo") { return .advancedCommerceInfo }
-            case 21:
-                if key.equals("originalTransactionId") { return .originalTransactionId }
-            case 22:
-                if key.equals("isInBillingRetryPeriod") { return .isInBillingRetryPeriod }
-                if key.equals("gracePeriodExpiresDate") { return .gracePeriodExpiresDate }
-                if key.equals("renewalBillingPlanType") { return .renewalBillingPlanType }
-            case 23:
-                if key.equals("eligibleWinBackOfferIds") { return .eligibleWinBackOfferIds }
-                if key.equals("deviceVerificationNonce") { return .deviceVerificationNonce }
-            case 27:
-                if key.equals("recentSubscriptionStartDate") { return .recentSubscriptionStartDate }
-            default: break
-            }
-            return nil
         }
     }
 }

@@ -53,12 +53,15 @@ public struct JWSTransaction: PurchasePayload, Equatable, PurchaseFieldsPayload 
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, PurchaseField {
+    enum Field: String, PurchaseField {
         case originalTransactionId, transactionId, webOrderLineItemId, bundleId, productId, subscriptionGroupIdentifier, purchaseDate,
             originalPurchaseDate, expiresDate, quantity, type, appAccountToken, inAppOwnershipType, signedDate, revocationReason,
             revocationDate, isUpgraded, offerType, offerIdentifier, environment, storefront, storefrontId, transactionReason, currency,
             price, offerDiscountType, appTransactionId, offerPeriod, revocationType, revocationPercentage, advancedCommerceInfo,
             billingPlanType, commitmentInfo, deviceVerification, deviceVerificationNonce
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -74,105 +77,6 @@ public struct JWSTransaction: PurchasePayload, Equatable, PurchaseFieldsPayload 
             case .advancedCommerceInfo: .object(AdvancedCommerceInfo.self)
             case .commitmentInfo: .object(CommitmentInfo.self)
             }
-        }
-
-        var name: String {
-            switch self {
-            case .originalTransactionId: "originalTransactionId"
-            case .transactionId: "transactionId"
-            case .webOrderLineItemId: "webOrderLineItemId"
-            case .bundleId: "bundleId"
-            case .productId: "productId"
-            case .subscriptionGroupIdentifier: "subscriptionGroupIdentifier"
-            case .purchaseDate: "purchaseDate"
-            case .originalPurchaseDate: "originalPurchaseDate"
-            case .expiresDate: "expiresDate"
-            case .quantity: "quantity"
-            case .type: "type"
-            case .appAccountToken: "appAccountToken"
-            case .inAppOwnershipType: "inAppOwnershipType"
-            case .signedDate: "signedDate"
-            case .revocationReason: "revocationReason"
-            case .revocationDate: "revocationDate"
-            case .isUpgraded: "isUpgraded"
-            case .offerType: "offerType"
-            case .offerIdentifier: "offerIdentifier"
-            case .environment: "environment"
-            case .storefront: "storefront"
-            case .storefrontId: "storefrontId"
-            case .transactionReason: "transactionReason"
-            case .currency: "currency"
-            case .price: "price"
-            case .offerDiscountType: "offerDiscountType"
-            case .appTransactionId: "appTransactionId"
-            case .offerPeriod: "offerPeriod"
-            case .revocationType: "revocationType"
-            case .revocationPercentage: "revocationPercentage"
-            case .advancedCommerceInfo: "advancedCommerceInfo"
-            case .billingPlanType: "billingPlanType"
-            case .commitmentInfo: "commitmentInfo"
-            case .deviceVerification: "deviceVerification"
-            case .deviceVerificationNonce: "deviceVerificationNonce"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 4:
-                if key.equals("type") { return .type }
-            case 5:
-                if key.equals("price") { return .price }
-            case 8:
-                if key.equals("bundleId") { return .bundleId }
-                if key.equals("quantity") { return .quantity }
-                if key.equals("currency") { return .currency }
-            case 9:
-                if key.equals("productId") { return .productId }
-                if key.equals("offerType") { return .offerType }
-            case 10:
-                if key.equals("signedDate") { return .signedDate }
-                if key.equals("isUpgraded") { return .isUpgraded }
-                if key.equals("storefront") { return .storefront }
-            case 11:
-                if key.equals("expiresDate") { return .expiresDate }
-                if key.equals("environment") { return .environment }
-                if key.equals("offerPeriod") { return .offerPeriod }
-            case 12:
-                if key.equals("purchaseDate") { return .purchaseDate }
-                if key.equals("storefrontId") { return .storefrontId }
-            case 13:
-                if key.equals("transactionId") { return .transactionId }
-            case 14:
-                if key.equals("revocationDate") { return .revocationDate }
-                if key.equals("revocationType") { return .revocationType }
-                if key.equals("commitmentInfo") { return .commitmentInfo }
-            case 15:
-                if key.equals("appAccountToken") { return .appAccountToken }
-                if key.equals("offerIdentifier") { return .offerIdentifier }
-                if key.equals("billingPlanType") { return .billingPlanType }
-            case 16:
-                if key.equals("revocationReason") { return .revocationReason }
-                if key.equals("appTransactionId") { return .appTransactionId }
-            case 17:
-                if key.equals("transactionReason") { return .transactionReason }
-                if key.equals("offerDiscountType") { return .offerDiscountType }
-            case 18:
-                if key.equals("webOrderLineItemId") { return .webOrderLineItemId }
-                if key.equals("inAppOwnershipType") { return .inAppOwnershipType }
-                if key.equals("deviceVerification") { return .deviceVerification }
-            case 20:
-                if key.equals("originalPurchaseDate") { return .originalPurchaseDate }
-                if key.equals("revocationPercentage") { return .revocationPercentage }
-                if key.equals("advancedCommerceInfo") { return .advancedCommerceInfo }
-            case 21:
-                if key.equals("originalTransactionId") { return .originalTransactionId }
-            case 23:
-                if key.equals("deviceVerificationNonce") { return .deviceVerificationNonce }
-            case 27:
-                if key.equals("subscriptionGroupIdentifier") { return .subscriptionGroupIdentifier }
-            default: break
-            }
-            return nil
         }
     }
 }

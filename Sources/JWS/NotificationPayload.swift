@@ -31,8 +31,11 @@ public struct NotificationPayload: JWSPayload, JWSPayloadModel, Equatable, Field
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case notificationType, subtype, notificationUUID, data, summary, externalPurchaseToken, appData, version, signedDate
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -43,41 +46,6 @@ public struct NotificationPayload: JWSPayload, JWSPayloadModel, Equatable, Field
             case .appData: .object(AppData.self)
             case .signedDate: .date
             }
-        }
-
-        var name: String {
-            switch self {
-            case .notificationType: "notificationType"
-            case .subtype: "subtype"
-            case .notificationUUID: "notificationUUID"
-            case .data: "data"
-            case .summary: "summary"
-            case .externalPurchaseToken: "externalPurchaseToken"
-            case .appData: "appData"
-            case .version: "version"
-            case .signedDate: "signedDate"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 4:
-                if key.equals("data") { return .data }
-            case 7:
-                if key.equals("subtype") { return .subtype }
-                if key.equals("summary") { return .summary }
-                if key.equals("appData") { return .appData }
-                if key.equals("version") { return .version }
-            case 10:
-                if key.equals("signedDate") { return .signedDate }
-            case 16:
-                if key.equals("notificationType") { return .notificationType }
-                if key.equals("notificationUUID") { return .notificationUUID }
-            case 21:
-                if key.equals("externalPurchaseToken") { return .externalPurchaseToken }
-            default: break
-            }
-            return nil
         }
     }
 }
@@ -101,50 +69,17 @@ public struct NotificationData: NotificationApp, Equatable, NotificationAppObjec
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, NotificationAppField {
+    enum Field: String, NotificationAppField {
         case appAppleId, bundleId, bundleVersion, environment, signedRenewalInfo, signedTransactionInfo, status, consumptionRequestReason
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
             case .appAppleId, .status: .int64
             case .bundleId, .bundleVersion, .environment, .signedRenewalInfo, .signedTransactionInfo, .consumptionRequestReason: .string
             }
-        }
-
-        var name: String {
-            switch self {
-            case .appAppleId: "appAppleId"
-            case .bundleId: "bundleId"
-            case .bundleVersion: "bundleVersion"
-            case .environment: "environment"
-            case .signedRenewalInfo: "signedRenewalInfo"
-            case .signedTransactionInfo: "signedTransactionInfo"
-            case .status: "status"
-            case .consumptionRequestReason: "consumptionRequestReason"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 6:
-                if key.equals("status") { return .status }
-            case 8:
-                if key.equals("bundleId") { return .bundleId }
-            case 10:
-                if key.equals("appAppleId") { return .appAppleId }
-            case 11:
-                if key.equals("environment") { return .environment }
-            case 13:
-                if key.equals("bundleVersion") { return .bundleVersion }
-            case 17:
-                if key.equals("signedRenewalInfo") { return .signedRenewalInfo }
-            case 21:
-                if key.equals("signedTransactionInfo") { return .signedTransactionInfo }
-            case 24:
-                if key.equals("consumptionRequestReason") { return .consumptionRequestReason }
-            default: break
-            }
-            return nil
         }
     }
 }
@@ -167,8 +102,11 @@ public struct NotificationSummary: NotificationApp, Equatable, NotificationAppOb
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, NotificationAppField {
+    enum Field: String, NotificationAppField {
         case environment, appAppleId, bundleId, productId, requestIdentifier, storefrontCountryCodes, succeededCount, failedCount
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -176,41 +114,6 @@ public struct NotificationSummary: NotificationApp, Equatable, NotificationAppOb
             case .appAppleId, .succeededCount, .failedCount: .int64
             case .storefrontCountryCodes: .strings
             }
-        }
-
-        var name: String {
-            switch self {
-            case .environment: "environment"
-            case .appAppleId: "appAppleId"
-            case .bundleId: "bundleId"
-            case .productId: "productId"
-            case .requestIdentifier: "requestIdentifier"
-            case .storefrontCountryCodes: "storefrontCountryCodes"
-            case .succeededCount: "succeededCount"
-            case .failedCount: "failedCount"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 8:
-                if key.equals("bundleId") { return .bundleId }
-            case 9:
-                if key.equals("productId") { return .productId }
-            case 10:
-                if key.equals("appAppleId") { return .appAppleId }
-            case 11:
-                if key.equals("environment") { return .environment }
-                if key.equals("failedCount") { return .failedCount }
-            case 14:
-                if key.equals("succeededCount") { return .succeededCount }
-            case 17:
-                if key.equals("requestIdentifier") { return .requestIdentifier }
-            case 22:
-                if key.equals("storefrontCountryCodes") { return .storefrontCountryCodes }
-            default: break
-            }
-            return nil
         }
     }
 }
@@ -237,8 +140,11 @@ public struct ExternalPurchaseToken: JWSPayloadObject, Equatable, FieldsObject {
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case externalPurchaseId, tokenCreationDate, appAppleId, bundleId, tokenType, tokenExpirationDate
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -246,36 +152,6 @@ public struct ExternalPurchaseToken: JWSPayloadObject, Equatable, FieldsObject {
             case .tokenCreationDate, .tokenExpirationDate: .date
             case .appAppleId: .int64
             }
-        }
-
-        var name: String {
-            switch self {
-            case .externalPurchaseId: "externalPurchaseId"
-            case .tokenCreationDate: "tokenCreationDate"
-            case .appAppleId: "appAppleId"
-            case .bundleId: "bundleId"
-            case .tokenType: "tokenType"
-            case .tokenExpirationDate: "tokenExpirationDate"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 8:
-                if key.equals("bundleId") { return .bundleId }
-            case 9:
-                if key.equals("tokenType") { return .tokenType }
-            case 10:
-                if key.equals("appAppleId") { return .appAppleId }
-            case 17:
-                if key.equals("tokenCreationDate") { return .tokenCreationDate }
-            case 18:
-                if key.equals("externalPurchaseId") { return .externalPurchaseId }
-            case 19:
-                if key.equals("tokenExpirationDate") { return .tokenExpirationDate }
-            default: break
-            }
-            return nil
         }
     }
 }
@@ -290,38 +166,17 @@ public struct AppData: NotificationApp, Equatable, NotificationAppObject {
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, NotificationAppField {
+    enum Field: String, NotificationAppField {
         case appAppleId, bundleId, environment, signedAppTransactionInfo
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
             case .appAppleId: .int64
             case .bundleId, .environment, .signedAppTransactionInfo: .string
             }
-        }
-
-        var name: String {
-            switch self {
-            case .appAppleId: "appAppleId"
-            case .bundleId: "bundleId"
-            case .environment: "environment"
-            case .signedAppTransactionInfo: "signedAppTransactionInfo"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 8:
-                if key.equals("bundleId") { return .bundleId }
-            case 10:
-                if key.equals("appAppleId") { return .appAppleId }
-            case 11:
-                if key.equals("environment") { return .environment }
-            case 24:
-                if key.equals("signedAppTransactionInfo") { return .signedAppTransactionInfo }
-            default: break
-            }
-            return nil
         }
     }
 }

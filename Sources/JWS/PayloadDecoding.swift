@@ -108,13 +108,18 @@ public struct NestedJWS<Payload: JWSPayload>: Sendable, Hashable {
 
 // MARK: - Decoding machinery shared by the payload models
 
-/// A model's typed fields, in Apple's documentation order (also the order
-/// ``JWSPayload/jsonValue()`` writes them); the raw value is the bit in ``ObjectState/seen``.
-protocol PayloadField: RawRepresentable, Sendable where RawValue == Int {
+/// A model's typed fields, declared once as the cases of a `String` enumeration, in Apple's
+/// documentation order (also the order ``JWSPayload/jsonValue()`` writes them): the raw value is
+/// the JSON member name, the position (``PayloadFieldTable/slot(of:)``) the field's slot and its
+/// bit in ``ObjectState/seen``.
+protocol PayloadField: RawRepresentable<String>, CaseIterable, Equatable, Sendable {
+    /// The fields by name and position, made once (`static let table = PayloadFieldTable<Field>()`).
+    static var table: PayloadFieldTable<Self> { get }
+}
+
+extension PayloadField {
     /// The JSON member name.
-    var name: String { get }
-    /// The field a key names, if any (compares lengths first, then bytes).
-    static func lookup(_ key: JSONKey) -> Self?
+    var name: String { rawValue }
 }
 
 /// The state of one object being decoded: which fields were seen (duplicates are errors) and the
@@ -171,21 +176,30 @@ struct PayloadReader {
     /// The next typed field with a non-null value, or `nil` at the end of the object. Unknown
     /// members and known names with a `null` value go to `state.unknown`; a repeated key throws.
     mutating func nextField<Field: PayloadField>(_ state: inout ObjectState<Field>, nullIsError: Bool = false) throws(JWSError) -> Field? {
+        let table = Field.table
+        guard let slot = try nextSlot(&state, table, nullIsError: nullIsError) else { return nil }
+        return table.fields[slot]
+    }
+
+    /// ``nextField(_:nullIsError:)`` answering the field's slot in `table` (`Field.table`).
+    mutating func nextSlot<Field: PayloadField>(
+        _ state: inout ObjectState<Field>, _ table: PayloadFieldTable<Field>, nullIsError: Bool = false
+    ) throws(JWSError) -> Int? {
         do throws(JSONError) {
             while let key = try json.nextKey(&state.container) {
-                if let field = Field.lookup(key) {
-                    let bit: UInt64 = 1 << UInt64(field.rawValue)
+                if let slot = table.slot(for: key) {
+                    let bit: UInt64 = 1 << UInt64(slot)
                     guard state.seen & bit == 0 else { throw JSONReader.duplicate(key.string, at: key.offset) }
                     state.seen |= bit
                     if json.nextIsNull() {
                         if nullIsError {
-                            throw JSONReader.error(.typeMismatch, at: json.position, "\"\(field.name)\" is null")
+                            throw JSONReader.error(.typeMismatch, at: json.position, "\"\(key.string)\" is null")
                         }
                         try json.readNull()
                         state.unknown.append((key.string, .null))
                         continue
                     }
-                    return field
+                    return slot
                 }
                 let name = key.string
                 if state.unknown.count < 16 {

@@ -90,7 +90,7 @@ struct PayloadFields<Field: TypedPayloadField>: @unchecked Sendable {
     // @unchecked: `values` (a class, not Sendable) changes only in `set`, and only when uniquely
     // referenced (copied first otherwise), so a value shared across threads is never written.
 
-    /// The values by field raw value, one for each field.
+    /// The values by field slot (``PayloadFieldTable/slot(of:)``), one for each field.
     private var values: PayloadFieldStorage
     /// The values of object fields (one element) and array-of-objects fields.
     private var objectValues: [[any PayloadObject]] = []
@@ -98,34 +98,33 @@ struct PayloadFields<Field: TypedPayloadField>: @unchecked Sendable {
     var unknown: [(String, JSONValue)] = []
 
     /// No field read yet.
-    init() {
-        // The raw values are 0..<count (at most 64: the bits of ObjectState.seen); find count.
-        var low = 0
-        var high = 64
-        while low < high {
-            let middle = (low + high) / 2
-            if Field(rawValue: middle) != nil { low = middle + 1 } else { high = middle }
-        }
-        values = PayloadFieldStorage.make(count: low)
+    init(_ table: PayloadFieldTable<Field> = Field.table) {
+        values = PayloadFieldStorage.make(count: table.fields.count)
     }
 
-    mutating func set(_ field: Field, _ value: consuming PayloadFieldValue) {
+    /// Sets the field at `slot`.
+    mutating func set(slot: Int, _ value: consuming PayloadFieldValue) {
         if !isKnownUniquelyReferenced(&values) { values = values.copy() }
-        values.set(field.rawValue, value)
+        values.set(slot, value)
     }
 
-    mutating func set(_ field: Field, objects: [any PayloadObject]) {
+    /// Sets the field at `slot` to objects.
+    mutating func set(slot: Int, objects: [any PayloadObject]) {
         objectValues.append(objects)
-        set(field, .objects(objectValues.count - 1))
+        set(slot: slot, .objects(objectValues.count - 1))
     }
 
     private func objects(at field: Field) -> [any PayloadObject]? {
-        guard case .objects(let index) = value(field), objectValues.indices.contains(index) else { return nil }
+        objects(atSlot: Field.table.slot(of: field))
+    }
+
+    private func objects(atSlot slot: Int) -> [any PayloadObject]? {
+        guard case .objects(let index) = values.value(slot), objectValues.indices.contains(index) else { return nil }
         return objectValues[index]
     }
 
     private func value(_ field: Field) -> PayloadFieldValue {
-        values.value(field.rawValue)
+        values.value(Field.table.slot(of: field))
     }
 
     func string(_ field: Field) -> String? {
@@ -187,11 +186,7 @@ struct PayloadFields<Field: TypedPayloadField>: @unchecked Sendable {
     /// Calls `body` with the name of each field present, in field order, then of each member in
     /// ``unknown``.
     func forEachMemberName(_ body: (String) -> Void) {
-        var rawValue = 0
-        while let field = Field(rawValue: rawValue) {
-            if values.isPresent(rawValue) { body(field.name) }
-            rawValue += 1
-        }
+        for (slot, field) in Field.table.fields.enumerated() where values.isPresent(slot) { body(field.name) }
         for (name, _) in unknown { body(name) }
     }
 
@@ -199,11 +194,9 @@ struct PayloadFields<Field: TypedPayloadField>: @unchecked Sendable {
     /// JSON types (dates as their exact number text), then ``unknown``.
     func jsonValue() -> JSONValue {
         var members: [(String, JSONValue)] = []
-        var rawValue = 0
-        while let field = Field(rawValue: rawValue) {
-            rawValue += 1
+        for (slot, field) in Field.table.fields.enumerated() {
             let json: JSONValue
-            switch value(field) {
+            switch values.value(slot) {
             case .absent: continue
             case .string(let value): json = .string(value)
             case .int64(let value): json = .number(String(value))
@@ -212,7 +205,7 @@ struct PayloadFields<Field: TypedPayloadField>: @unchecked Sendable {
             case .date(let value): json = .number(value.text)
             case .strings(let value): json = .array(value.map { .string($0) })
             case .objects:
-                let values = objects(at: field) ?? []
+                let values = objects(atSlot: slot) ?? []
                 if case .object = field.kind {
                     guard let value = values.first else { continue }
                     json = value.jsonValue()
@@ -232,20 +225,22 @@ extension PayloadReader {
     /// naming the field. Unknown members, `null` values and repeated keys are handled as
     /// ``nextField(_:nullIsError:)`` does.
     mutating func fields<Field: TypedPayloadField>(_ context: String, _: Field.Type) throws(JWSError) -> PayloadFields<Field> {
+        let table = Field.table
         var state = try beginObject(context, Field.self)
-        var fields = PayloadFields<Field>()
-        while let field = try nextField(&state) {
+        var fields = PayloadFields<Field>(table)
+        while let slot = try nextSlot(&state, table) {
+            let field = table.fields[slot]
             switch field.kind {
-            case .string: fields.set(field, .string(try string(field)))
-            case .int64: fields.set(field, .int64(try int64(field)))
-            case .int: fields.set(field, .int(try int(field)))
-            case .bool: fields.set(field, .bool(try bool(field)))
-            case .date: fields.set(field, .date(try date(field)))
-            case .strings: fields.set(field, .strings(try strings(field)))
-            case .object(let type): fields.set(field, objects: [try type.init(reading: &self, context: field.name)])
+            case .string: fields.set(slot: slot, .string(try string(field)))
+            case .int64: fields.set(slot: slot, .int64(try int64(field)))
+            case .int: fields.set(slot: slot, .int(try int(field)))
+            case .bool: fields.set(slot: slot, .bool(try bool(field)))
+            case .date: fields.set(slot: slot, .date(try date(field)))
+            case .strings: fields.set(slot: slot, .strings(try strings(field)))
+            case .object(let type): fields.set(slot: slot, objects: [try type.init(reading: &self, context: field.name)])
             case .objects(let type):
                 let values = try array(field) { (element) throws(JWSError) in try type.init(reading: &element, context: field.name) }
-                fields.set(field, objects: values)
+                fields.set(slot: slot, objects: values)
             }
         }
         fields.unknown = state.unknown

@@ -24,8 +24,11 @@ public struct RealtimeRequest: JWSPayload, JWSPayloadModel, Equatable, FieldsPay
 
     let fields: PayloadFields<Field>
 
-    enum Field: Int, TypedPayloadField {
+    enum Field: String, TypedPayloadField {
         case originalTransactionId, appAppleId, productId, userLocale, requestIdentifier, environment, signedDate
+
+        /// The fields by name and position, made once.
+        static let table = PayloadFieldTable<Field>()
 
         var kind: PayloadFieldKind {
             switch self {
@@ -33,37 +36,6 @@ public struct RealtimeRequest: JWSPayload, JWSPayloadModel, Equatable, FieldsPay
             case .appAppleId: .int64
             case .signedDate: .date
             }
-        }
-
-        var name: String {
-            switch self {
-            case .originalTransactionId: "originalTransactionId"
-            case .appAppleId: "appAppleId"
-            case .productId: "productId"
-            case .userLocale: "userLocale"
-            case .requestIdentifier: "requestIdentifier"
-            case .environment: "environment"
-            case .signedDate: "signedDate"
-            }
-        }
-
-        static func lookup(_ key: JSONKey) -> Field? {
-            switch key.count {
-            case 9:
-                if key.equals("productId") { return .productId }
-            case 10:
-                if key.equals("appAppleId") { return .appAppleId }
-                if key.equals("userLocale") { return .userLocale }
-                if key.equals("signedDate") { return .signedDate }
-            case 11:
-                if key.equals("environment") { return .environment }
-            case 17:
-                if key.equals("requestIdentifier") { return .requestIdentifier }
-            case 21:
-                if key.equals("originalTransactionId") { return .originalTransactionId }
-            default: break
-            }
-            return nil
         }
     }
 }
