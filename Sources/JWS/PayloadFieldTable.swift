@@ -27,6 +27,9 @@ final class PayloadFieldTable<Field: PayloadField>: @unchecked Sendable {
     private let firstEntry: UnsafeMutableBufferPointer<Int>
     /// Every name's UTF-8 bytes, one after the other (``Entry/offset``).
     private let names: [UInt8]
+    /// For each kind of `AppStorePayloadKind.walkTables`, in its order: a bit per slot whose name
+    /// is one of the kind's foreign members, and one per slot whose name it requires.
+    let kindMasks: [(foreign: UInt64, required: UInt64)]
 
     /// The table of `Field`'s cases.
     init() {
@@ -54,6 +57,15 @@ final class PayloadFieldTable<Field: PayloadField>: @unchecked Sendable {
         self.firstEntry = .allocate(capacity: firstEntry.count)
         _ = self.firstEntry.initialize(from: firstEntry)
         self.names = names
+        kindMasks = AppStorePayloadKind.walkTables.map { tables in
+            var masks: (foreign: UInt64, required: UInt64) = (0, 0)
+            for (slot, field) in fields.enumerated() {
+                let bit: UInt64 = 1 << UInt64(slot)
+                if tables.foreign.contains(field.rawValue) { masks.foreign |= bit }
+                if tables.required.contains(field.rawValue) { masks.required |= bit }
+            }
+            return masks
+        }
     }
 
     deinit {

@@ -96,6 +96,9 @@ struct PayloadFields<Field: TypedPayloadField>: @unchecked Sendable {
     private var objectValues: [[any PayloadObject]] = []
     /// Unknown members and known ones whose value is `null`, in document order.
     var unknown: [(String, JSONValue)] = []
+    /// A bit per slot whose member the JSON object has, `null` or not (the decoding's
+    /// ``ObjectState/seen``; slots are below 64: ``PayloadFieldTable``).
+    var memberBits: UInt64 = 0
 
     /// No field read yet.
     init(_ table: PayloadFieldTable<Field> = Field.table) {
@@ -190,6 +193,21 @@ struct PayloadFields<Field: TypedPayloadField>: @unchecked Sendable {
         for (name, _) in unknown { body(name) }
     }
 
+    /// Whether the typed members (``memberBits``) and the members in ``unknown`` fit the kind at `index` of
+    /// `AppStorePayloadKind.walkTables` (``DecodedMemberNames/fitsKind(at:)``): the typed fields by
+    /// the table's masks, the others by name.
+    func fitsKind(at index: Int) -> Bool {
+        let masks = Field.table.kindMasks[index]
+        let tables = AppStorePayloadKind.walkTables[index]
+        var fits = memberBits & masks.foreign == 0
+        var carriesRequired = tables.required.isEmpty || memberBits & masks.required != 0
+        for (name, _) in unknown {
+            if fits, tables.foreign.contains(name) { fits = false }
+            if !carriesRequired, tables.required.contains(name) { carriesRequired = true }
+        }
+        return fits && carriesRequired
+    }
+
     /// The object as JSON: the fields present, in field order under Apple's names and with their
     /// JSON types (dates as their exact number text), then ``unknown``.
     func jsonValue() -> JSONValue {
@@ -244,6 +262,7 @@ extension PayloadReader {
             }
         }
         fields.unknown = state.unknown
+        fields.memberBits = state.seen
         return fields
     }
 }
@@ -286,6 +305,9 @@ protocol FieldsPayload: FieldsModel, JWSPayload, DecodedMemberNames {
 extension FieldsPayload {
     /// The members' names as the decoding read them (``PayloadFields/forEachMemberName(_:)``).
     package func forEachDecodedMemberName(_ body: (String) -> Void) { fields.forEachMemberName(body) }
+
+    /// By the field table's masks (``PayloadFields/fitsKind(at:)``).
+    package func fitsKind(at index: Int) -> Bool { fields.fitsKind(at: index) }
 
     /// Decodes the JSON payload; verifies nothing.
     public init(jsonPayload: [UInt8], limits: JWSLimits) throws(JWSError) {

@@ -143,14 +143,7 @@ extension AppStorePayloadKind {
     /// instead of a second walk over its JSON. Under the default limits the answer of
     /// ``mismatch(jsonPayload:)`` for the JSON it was decoded from.
     package func mismatch(decoded payload: some DecodedMemberNames) -> KindMismatch? {
-        let tables = Self.walkTables[walkTableIndex]
-        var fits = true
-        var carriesRequired = tables.required.isEmpty
-        payload.forEachDecodedMemberName { name in
-            if fits, tables.foreign.contains(name) { fits = false }
-            if !carriesRequired, tables.required.contains(name) { carriesRequired = true }
-        }
-        if fits, carriesRequired { return nil }
+        if payload.fitsKind(at: walkTableIndex) { return nil }
         var names: Set<String> = []
         payload.forEachDecodedMemberName { names.insert($0) }
         return mismatch(memberNames: names)
@@ -158,13 +151,13 @@ extension AppStorePayloadKind {
 
     /// ``foreignMembers`` and ``requiredMembers`` of each kind as byte tables, in the order of
     /// ``walkTableIndex``, made once.
-    private static let walkTables: [(foreign: MemberNameTable, required: MemberNameTable)] =
+    static let walkTables: [(foreign: MemberNameTable, required: MemberNameTable)] =
         ([
             .transaction, .renewalInfo, .appTransaction, .notification, .realtimeRequest, .unknown,
         ] as [AppStorePayloadKind]).map { (MemberNameTable($0.foreignMembers), MemberNameTable($0.requiredMembers)) }
 
     /// This kind's position in ``walkTables``.
-    private var walkTableIndex: Int {
+    var walkTableIndex: Int {
         switch self {
         case .transaction: 0
         case .renewalInfo: 1

@@ -23,6 +23,9 @@ package protocol DecodedMemberNames {
     /// Calls `body` with the name of each top-level member the decoding read: the typed fields
     /// present, in the order the model declares them, then the members kept untyped.
     func forEachDecodedMemberName(_ body: (String) -> Void)
+    /// Whether the members the decoding read fit the kind at `index` of the kind tables: none of
+    /// the kind's foreign members, and one of its required members when it requires any.
+    func fitsKind(at index: Int) -> Bool
 }
 
 /// A JSON object inside an App Store payload that has a model of its own (``NotificationData``,
