@@ -255,8 +255,12 @@ public enum FuzzTargets {
         _ = AppStorePayloadKind.of(jsonPayload: bytes)
     }
 
-    static func check<Payload: JWSPayload & Equatable>(_ type: Payload.Type, _ bytes: [UInt8]) {
+    static func check<Payload: JWSPayload & Equatable & DecodedMemberNames>(_ type: Payload.Type, _ bytes: [UInt8]) {
         guard let decoded = try? Payload(jsonPayload: bytes) else { return }
+        // The kind check from the decoding's member record answers as the walk over the JSON.
+        for kind in AppStorePayloadKind.allCases where kind.mismatch(decoded: decoded) != kind.mismatch(jsonPayload: bytes) {
+            violated("\(Payload.self): the decoded kind check for \(kind) differs from the JSON walk")
+        }
         guard let parsed = try? JSONValue.parse(bytes, options: JWSLimits.default.jsonOptions) else {
             violated("\(Payload.self) decoded text the strict JSON parser rejects")
         }
