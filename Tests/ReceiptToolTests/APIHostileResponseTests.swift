@@ -62,6 +62,7 @@ struct APIHostileResponseTests {
             guard index < 60 else { return .fixed(status: 404, headers: [], body: []) }
             return .fixed(status: 200, headers: Self.json, body: Self.historyPage(revision: "r\(index)", token: token, size: size))
         }
+        defer { server.stop() }  // however the test ends
         let arguments = ["api", "history", id, "--json"] + Self.arguments(world, server)
         let run = try await onThread { try MeasuredRun.run(arguments) }
         server.stop()
@@ -82,6 +83,7 @@ struct APIHostileResponseTests {
         let server = try HostileAPIServer { _, index in
             .delayed(0.4, .fixed(status: 200, headers: Self.json, body: Self.historyPage(revision: "r\(index)", token: token)))
         }
+        defer { server.stop() }  // however the test ends
         let arguments =
             ["api", "history", id, "--json", "--paging-deadline", "2", "--max-total-bytes", "1000000000"] + Self.arguments(world, server)
         let run = try await onThread { try MeasuredRun.run(arguments) }
@@ -104,6 +106,7 @@ struct APIHostileResponseTests {
         let server = try HostileAPIServer { _, index in
             .fixed(status: 200, headers: Self.json, body: Self.historyPage(revision: "r\(index % 2)", token: token))
         }
+        defer { server.stop() }  // however the test ends
         let arguments = ["api", "history", id, "--json"] + Self.arguments(world, server)
         let run = try await onThread { try MeasuredRun.run(arguments) }
         server.stop()
@@ -129,6 +132,7 @@ struct APIHostileResponseTests {
         let server = try HostileAPIServer { _, _ in
             .fixed(status: 200, headers: Self.json + [("Content-Encoding", "gzip")], body: bomb)
         }
+        defer { server.stop() }  // however the test ends
         let arguments = ["api", "transaction", "1000000001"] + Self.arguments(world, server)
         let run = try await onThread { try MeasuredRun.run(arguments) }
         server.stop()
@@ -144,6 +148,7 @@ struct APIHostileResponseTests {
     func anEndlessBody_stopsAtTheBodyLimit_inBoundedMemory() async throws {
         let world = try APIToolWorld()
         let server = try HostileAPIServer { _, _ in .endless(status: 200, headers: Self.json) }
+        defer { server.stop() }  // however the test ends
         let arguments = ["api", "transaction", "1000000001"] + Self.arguments(world, server)
         let run = try await onThread { try MeasuredRun.run(arguments) }
         server.stop()
@@ -161,6 +166,7 @@ struct APIHostileResponseTests {
         // server's choosing.
         let body = Array(#"{"errorCode":4000006,"errorMessage":"\u001b[2J\u001b[31mInvalid transaction id.\nError: none, all good"}"#.utf8)
         let server = try HostileAPIServer { _, _ in .fixed(status: 400, headers: Self.json, body: body) }
+        defer { server.stop() }  // however the test ends
         let arguments = ["api", "transaction", "1000000001"] + Self.arguments(world, server)
         let run = try await onThread { try MeasuredRun.run(arguments) }
         server.stop()
