@@ -15,10 +15,10 @@ public protocol JWSPayloadModel: Sendable {
     func jsonValue() -> JSONValue
 }
 
-/// A payload whose decoding kept the names of every top-level member it read: the package's own
-/// models. Their kind check reads those names instead of walking the JSON again
-/// (`AppStorePayloadKind.mismatch(decoded:)`); a payload type from outside the package is checked
-/// by walking its JSON.
+/// A payload whose decoding kept a record of every top-level member it read: the package's own
+/// models. Their kind check answers from that record (``fitsKind(at:)``, the names only to
+/// describe a mismatch) instead of walking the JSON again (`AppStorePayloadKind.mismatch(decoded:)`);
+/// a payload type from outside the package is checked by walking its JSON.
 package protocol DecodedMemberNames {
     /// Calls `body` with the name of each top-level member the decoding read: the typed fields
     /// present, in the order the model declares them, then the members kept untyped.

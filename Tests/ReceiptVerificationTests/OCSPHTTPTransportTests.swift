@@ -112,6 +112,15 @@ import Testing
         #expect(failure?.reason.hasPrefix("cannot connect to \(url): ") == true, "\(String(describing: failure))")
     }
 
+    /// A timeout configured as infinity or a huge number is the client's to clamp: the post is
+    /// answered, never a trap.
+    @Test(arguments: [Double.infinity, 1e300])
+    func anyConfiguredTimeoutIsSafe(timeout: Double) async throws {
+        let responder = try ScriptedResponder { _ in Framing.contentLength.reply }
+        defer { responder.stop() }
+        #expect(try await Self.post(responder, transport: OCSPHTTPTransport(timeout: timeout)).get() == Self.body)
+    }
+
     @Test func unusableURLsAreRefusedFinallyWithoutAConnection() async throws {
         let responder = try ScriptedResponder { _ in Framing.contentLength.reply }
         defer { responder.stop() }

@@ -58,9 +58,9 @@ public struct OCSPHTTPTransport: OCSPTransport {
         case .success(let parsed): target = parsed
         case .failure(let failure): return .failure(failure)
         }
-        let seconds = timeout.isNaN ? 0.001 : min(max(timeout, 0.001), 86_400)
+        // The client clamps any timeout, NaN and infinities included (Internals.Deadline).
         let limit = max(0, maximumResponseSize)
-        let client = HTTPClientTransport(timeout: seconds, maximumResponseSize: limit, limitIncludesHead: true)
+        let client = HTTPClientTransport(timeout: timeout, maximumResponseSize: limit, limitIncludesHead: true)
         let outcome = client.sendBlocking(
             HTTPClientRequest(
                 method: "POST", url: target.url,
