@@ -94,10 +94,19 @@ public enum FuzzTargets {
     /// The receipt payload: the parser and the plain reference (``ReferenceReceiptParser``)
     /// agree, and a parsed receipt survives encode → parse unchanged.
     static func payload(_ bytes: [UInt8]) {
-        let parsed = try? AppReceipt(payload: bytes[...])
-        let reference = try? ReferenceReceiptParser.parse(bytes[...])
-        guard parsed == reference else { violated("the parser and the reference parser disagree") }
-        guard let receipt = parsed else { return }
+        let parsed = Result { () throws(ReceiptError) in try AppReceipt(payload: bytes[...]) }
+        let reference = Result { () throws(ReceiptError) in try ReferenceReceiptParser.parse(bytes[...]) }
+        let receipt: AppReceipt
+        switch (parsed, reference) {
+        case (.success(let decoded), .success(let expected)):
+            guard decoded == expected else { violated("the parser and the reference parser decode different receipts") }
+            receipt = decoded
+        case (.failure(let error), .failure(let expected)):
+            // The first error in byte order, as the reference meets it: the same code.
+            guard error.code == expected.code else { violated("the parser and the reference parser fail differently") }
+            return
+        default: violated("the parser and the reference parser disagree")
+        }
         // Model order, not DER order: the payload parser (like Apple's Xcode receipts) accepts SETs
         // that are not sorted, and equality compares unknown attributes in order.
         let again = try? AppReceipt(payload: receipt.encodedPayload(options: ReceiptEncodingOptions(sortAttributes: false))[...])

@@ -227,14 +227,6 @@ public struct AppReceipt: Sendable {
         self = try parser.parse(payload)
     }
 
-    /// Parses a payload with the general path only (no fast path for in-app records), so tests and
-    /// fuzzers can check that both paths decide the same.
-    @_spi(Testing)
-    public init(payloadWithoutFastPath payload: ArraySlice<UInt8>, limits: ReceiptLimits = .default) throws(ReceiptError) {
-        var parser = AppReceiptParser(limits: limits, segmentedPayload: false, fastPath: false)
-        self = try parser.parse(payload)
-    }
-
     /// Which App Store environment the receipt type names.
     public var environment: ReceiptEnvironment { ReceiptEnvironment(receiptType: receiptType) }
 }

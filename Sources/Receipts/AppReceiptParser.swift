@@ -14,13 +14,9 @@ struct AppReceiptParser {
     /// them in every record of a product.
     var recentStrings = StringInterner()
 
-    /// Whether in-app records may take the fast path (tests turn it off to compare both paths).
-    let fastPath: Bool
-
-    init(limits: ReceiptLimits, segmentedPayload: Bool, fastPath: Bool = true) {
+    init(limits: ReceiptLimits, segmentedPayload: Bool) {
         self.limits = limits
         self.segmentedPayload = segmentedPayload
-        self.fastPath = fastPath
     }
 
     /// One attribute: positions in the buffer.
@@ -75,11 +71,19 @@ struct AppReceiptParser {
             }
         }
 
+        /// The error for a value whose element is not of the expected type: the framing error when
+        /// the value is not one well-formed element (as reading it first finds), otherwise what
+        /// the element is.
         @inline(never)
         func unexpectedValue(_ attribute: Attribute) -> ReceiptError {
             var inner = reader(attribute.value)
-            let found = (try? inner.readElement()).map { "\($0.identifier)" } ?? "no element"
-            return fail(.invalidAttributeValue, attribute, "value holds \(found), not the expected type")
+            do {
+                let found = try inner.readElement()
+                try inner.finish()
+                return fail(.invalidAttributeValue, attribute, "value holds \(found.identifier), not the expected type")
+            } catch {
+                return asn1(error, attribute: attribute.type)
+            }
         }
 
         func integer(_ attribute: Attribute) throws(ReceiptError) -> Int64 {
@@ -153,9 +157,9 @@ struct AppReceiptParser {
         guard payload.count < Int(UInt32.max) else {
             throw ReceiptError.make(.limitExceeded, nil, "payloads of 4 GiB or more are not supported")
         }
-        // Records the fast path reads keep their unknown attributes as a view of the payload, in
-        // this storage; the rest (records of the general path, the receipt's own) as ranges of the
-        // list it adopts once the parse is done.
+        // Records keep their unknown attributes as a view of the payload, in this storage; those
+        // a view cannot read (another framing) and the receipt's own as ranges of the list it
+        // adopts once the parse is done.
         let shared = ReceiptStorage(payload: payload, unknown: [])
         self.shared = shared
         // The fields are put in the receipt's box where they were filled in, so the struct of
@@ -168,13 +172,6 @@ struct AppReceiptParser {
         }
         if !unknown.isEmpty { shared.adopt(unknown) }
         return AppReceipt(box: box)
-    }
-
-    /// A string attribute, reusing an earlier String with the same bytes when there is one.
-    @inline(__always)
-    mutating func internedString(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> String {
-        let range = try c.stringRange(attribute)
-        return recentStrings.string(for: UnsafeRawBufferPointer(rebasing: c.raw[range]))
     }
 
     /// Reads the next attribute SEQUENCE of a SET.
@@ -217,8 +214,8 @@ struct AppReceiptParser {
 
     /// The common encoding of one attribute — `30 len 02 type 02 version 04 len value` with small
     /// integers and short lengths — decoded without the general reader. Anything else (and every
-    /// malformed input) returns nil and goes through the general path, which applies every rule and
-    /// reports errors; the fast path accepts only encodings the general path accepts identically.
+    /// malformed input) returns nil and is read by ``readAttributeSlowly(_:)``, which applies every
+    /// rule and reports errors; this accepts only encodings that one reads identically.
     @_transparent
     static func fastAttribute(_ b: UnsafeRawBufferPointer, at p: Int, end: Int) -> Attribute? {
         #if DEBUG
@@ -362,10 +359,7 @@ struct AppReceiptParser {
                     throw c.fail(.limitExceeded, a, "more than \(limits.maximumInAppPurchases) in-app purchases")
                 }
                 purchases.append(InAppPurchase())
-                let last = purchases.count - 1
-                if !(fastPath && fastPurchase(c.raw, a.value, views: views, into: &purchases[last])) {
-                    purchases[last] = try parsePurchase(a, c)
-                }
+                try decodePurchase(c, a.value, views: views, into: &purchases[purchases.count - 1])
             case 18: receipt.originalPurchaseDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 18)
             case 19: receipt.originalAppVersion = try c.string(a)
             case 21: receipt.expirationDate = try c.date(a, emptyMask: &receipt.emptyDateMask, bit: 21)
@@ -387,58 +381,5 @@ struct AppReceiptParser {
         receipt.inAppPurchases = purchases
         receipt.payload = payload
         receipt.envelope = envelope
-    }
-
-    mutating func parsePurchase(_ attribute: Attribute, _ c: Context) throws(ReceiptError) -> InAppPurchase {
-        var set: ASN1RawReader
-        let value = attribute.value
-        if let content = DERFraming.content(c.raw, tag: 0x31, at: value.lowerBound, end: value.upperBound),
-            content.upperBound == value.upperBound, limits.maximumDepth > 4
-        {
-            set = c.reader(content)
-            set.depth = 4
-        } else {
-            set = try openSet(c, start: value.lowerBound, end: value.upperBound, depth: 3)
-        }
-        var purchase = InAppPurchase()
-        var seen: UInt32 = 0
-        let unknownStart = unknown.count
-        while !set.isAtEnd {
-            let a = try nextAttribute(&set, c)
-            let slot = a.type &- 1701
-            if slot >= 0 && slot < 32 {
-                let bit: UInt32 = 1 << UInt32(slot)
-                if AppReceiptParser.singleValuedPurchaseSlots & bit != 0 {
-                    guard seen & bit == 0 else {
-                        throw c.fail(.duplicateAttribute, a, "in-app attribute \(a.type) occurs more than once")
-                    }
-                    seen |= bit
-                    if a.version != 1 { purchase.attributeVersions[a.type] = a.version }
-                }
-            }
-            switch a.type {
-            case 1701: purchase.quantity = try c.integer(a)
-            case 1702: purchase.productIdentifier = try internedString(a, c)
-            case 1703: purchase.transactionIdentifier = try c.string(a)
-            case 1704: purchase.purchaseDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 3)
-            case 1705: purchase.originalTransactionIdentifier = try c.string(a)
-            case 1706: purchase.originalPurchaseDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 5)
-            case 1707: purchase.productType = InAppPurchase.ProductType(rawValue: try c.integer(a))
-            case 1708: purchase.subscriptionExpirationDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 7)
-            case 1711: purchase.webOrderLineItemID = try c.integer(a)
-            case 1712: purchase.cancellationDate = try c.date(a, emptyMask: &purchase.emptyDateMask, bit: 11)
-            case 1713: purchase.isTrialPeriod = try c.boolean(a)
-            case 1719: purchase.isInIntroOfferPeriod = try c.boolean(a)
-            case 1720: purchase.cancellationReason = InAppPurchase.CancellationReason(rawValue: try c.integer(a))
-            case 1721: purchase.promotionalOfferIdentifier = try c.string(a)
-            case 1722: purchase.undocumentedInteger1722 = try c.integer(a)
-            default: unknown.append(try c.raw(a))
-            }
-        }
-        if unknown.count > unknownStart {
-            purchase.unknown = .list(shared, unknownStart..<unknown.count)
-            purchase.unknownCountHint = .max
-        }
-        return purchase
     }
 }

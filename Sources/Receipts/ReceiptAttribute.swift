@@ -82,8 +82,9 @@ final class ReceiptStorage: @unchecked Sendable {
 
     /// Calls `body` with the type, version and value range (relative to the payload's first byte)
     /// of each unknown attribute of the in-app record whose SET content is `record` (relative
-    /// too). The fast path accepted that record, so every attribute in it is in the canonical
-    /// shape `AppReceiptParser.fastAttribute` reads; it found at least one unknown attribute.
+    /// too). The record decoder keeps a record this way only when every attribute in it is in the
+    /// canonical shape `AppReceiptParser.fastAttribute` reads; it found at least one unknown
+    /// attribute.
     func forEachUnknown(inRecord record: Range<Int>, _ body: (Int, Int, Range<Int>) -> Void) {
         payload.withUnsafeBytes { raw in
             var p = record.lowerBound
@@ -94,7 +95,7 @@ final class ReceiptStorage: @unchecked Sendable {
         }
     }
 
-    /// The unknown attributes of a record the fast path read, as ``ReceiptAttribute`` values.
+    /// The unknown attributes of a record kept as its byte range, as ``ReceiptAttribute`` values.
     func attributes(inRecord record: Range<Int>) -> [ReceiptAttribute] {
         var list: [ReceiptAttribute] = []
         let base = payload.startIndex
@@ -107,8 +108,8 @@ final class ReceiptStorage: @unchecked Sendable {
 }
 
 /// The unknown attributes of a record, 16 bytes, no copy: either a range of the raw attributes a
-/// shared ``ReceiptStorage`` lists, or (for in-app records the fast path read) the byte range of
-/// the record in the storage's payload, walked again when asked for.
+/// shared ``ReceiptStorage`` lists, or (for in-app records whose attributes all have the canonical
+/// framing) the byte range of the record in the storage's payload, walked again when asked for.
 struct UnknownAttributes: Sendable {
     var storage: ReceiptStorage?
     /// A list: the first raw attribute. A record: the offset of its SET content in the payload.

@@ -42,8 +42,8 @@ public enum ReceiptDate {
     }
 
     /// Milliseconds since 1970 of the non-empty date in `range`, or `nil` if it is not a date this
-    /// parser accepts. The general receipt parser (through ``milliseconds(_:_:offset:attribute:)``)
-    /// and the in-app fast path both call it, so a date is read one way.
+    /// parser accepts. The receipt's own dates (through ``milliseconds(_:_:offset:attribute:)``)
+    /// and the in-app record decoder's straight-line step both call it, so a date is read one way.
     ///
     /// The fixed part `YYYY-MM-DDTHH:MM:SS` (19 bytes) is checked and decoded eight bytes at a time
     /// (``fixedPart(_:at:)``); the fraction and the zone that follow are read byte by byte. Arithmetic
