@@ -7,8 +7,8 @@ public import Receipts
 /// Written on the public element reader (`ASN1Reader`) and the models' public setters, one
 /// attribute at a time in document order, with no shortcut: the library's parser (one straight
 /// pass over the raw cursor) must accept exactly what this accepts and build an equal receipt. The
-/// fuzz target `payload` and `ReceiptsTests.ReferenceParserTests` compare the two. Error codes
-/// follow the library's; where an input has several faults, the two may name different ones.
+/// fuzz target `payload` and `ReceiptsTests.ReferenceParserTests` compare the two, error codes
+/// included: where an input has several faults, both name the first in byte order.
 /// Only the depth under an OCTET STRING wrapper is counted from the wrapper's content (a limit
 /// the comparisons leave at its default).
 public enum ReferenceReceiptParser {

@@ -5,7 +5,7 @@
     public enum ASN1Instrumentation {
         /// A counter a test binds with `ASN1Instrumentation.$counter.withValue(counter) { … }`.
         public final class Counter: @unchecked Sendable {
-            /// Element headers decoded (by the general decoder and the receipt fast path).
+            /// Element headers decoded (by the general decoder and the in-app record decoder).
             public var headers = 0
             /// A counter at zero.
             public init() {}

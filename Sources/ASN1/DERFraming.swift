@@ -1,5 +1,5 @@
 // The DER framing rules, written once. The general decoder (`ASN1RawReader.decodeElement` and the
-// typed decoders), the reader's inline fast paths and the receipt fast path in `Receipts` all call
+// typed decoders), the reader's inline fast paths and the in-app record decoder in `Receipts` all call
 // these functions, so a length form or an integer encoding is accepted or refused in one place.
 //
 // The `content`, `smallInteger` and `minimalInt64` shortcuts accept only a subset of DER (one-octet

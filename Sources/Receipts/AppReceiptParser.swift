@@ -41,6 +41,13 @@ struct AppReceiptParser {
             return ReceiptError.wrap(error, as: .malformedPayload, attribute: attribute, context: context)
         }
 
+        /// The error for the attribute at `position` (in the buffer), which takes the receipt past
+        /// ``ReceiptLimits/maximumAttributes``.
+        @inline(never)
+        func attributeLimit(at position: Int) -> ReceiptError {
+            ReceiptError.make(.limitExceeded, base + position, "more than \(limits.maximumAttributes) attributes in the receipt")
+        }
+
         @inline(never)
         func fail(_ code: ReceiptError.Code, _ attribute: Attribute, _ reason: String) -> ReceiptError {
             ReceiptError.make(code, base + attribute.start, attribute: attribute.type, reason)
@@ -178,10 +185,7 @@ struct AppReceiptParser {
     @inline(__always)
     mutating func nextAttribute(_ set: inout ASN1RawReader, _ context: Context) throws(ReceiptError) -> Attribute {
         attributeCount &+= 1
-        guard attributeCount <= limits.maximumAttributes else {
-            throw ReceiptError.make(
-                .limitExceeded, set.offset, "more than \(limits.maximumAttributes) attributes in the receipt")
-        }
+        guard attributeCount <= limits.maximumAttributes else { throw context.attributeLimit(at: set.position) }
         do {
             return try AppReceiptParser.readAttribute(&set)
         } catch {

@@ -9,9 +9,10 @@ import FoundationEssentials
 // (`DERFraming`: lengths, tags, integer minimality) and the receipt date parser (`ReceiptDate`).
 // Whenever a step meets anything else (an attribute framed otherwise, a non-ASCII string, a wrapped SET,
 // malformed bytes) it takes the general reading of that one step, out of line: the raw reader for
-// an attribute's framing (`readAttributeSlowly`), `Context`'s value readers for a value. Those
-// accept every other valid encoding and produce every error, so an odd encoding costs a detour for
-// the one element that has it, not a second parse of the record.
+// an attribute's framing (`readAttributeSlowly`), `Context`'s value readers for a value (after
+// walking the record's framing again to find the attribute). Those accept every other valid
+// encoding and produce every error, so an odd encoding costs a detour for the step that meets
+// it, not a second decoder of the record.
 //
 // Errors are those of reading the record in byte order: the failure at the lowest offset is thrown
 // (``RecordFailure``), whichever pass found it. `ReferenceReceiptParser` (in the fuzz targets) is
@@ -98,10 +99,15 @@ extension AppReceiptParser {
                     UInt64(truncatingIfNeeded: a.value.lowerBound) << 32 | UInt64(truncatingIfNeeded: a.value.upperBound)
             }
             attributeCount &+= count
+            // Past the receipt's attribute limit the failure is the limit's, at the first attribute
+            // beyond it (pass 1 frames on to the record's end or its first failure, as checking the
+            // count per attribute costs the common case about 1 % of a parse).
             if attributeCount > limits.maximumAttributes {
-                failure = RecordFailure.earliest(failure, attributeLimit(frame, at: limits.maximumAttributes - attributesBefore))
+                failure = RecordFailure.earliest(
+                    failure, AppReceiptParser.attributeLimit(frame, at: limits.maximumAttributes - attributesBefore))
             }
-            // The attributes after the first failure were not read; slots hold only those before it.
+            // Slots hold only the attributes before the first framing failure (a duplicate, an
+            // attribute beyond 32 bits); the limit's failure, if earlier, is thrown before them.
 
             // Pass 2: the modelled attributes, in type order. Each value is read in a straight line
             // when it has the common encoding (the helpers below; nil otherwise), and otherwise by
@@ -395,15 +401,13 @@ extension AppReceiptParser {
     /// The failure of the attribute that takes the receipt past ``ReceiptLimits/maximumAttributes``:
     /// the record's attribute at `index` (the ones before it are within the limit).
     @inline(never)
-    func attributeLimit(_ frame: RecordFrame, at index: Int) -> RecordFailure {
+    static func attributeLimit(_ frame: RecordFrame, at index: Int) -> RecordFailure {
         var reader = frame.reader
         var skipped = 0
         while skipped < index, !reader.isAtEnd, (try? AppReceiptParser.readAttribute(&reader)) != nil {
             skipped += 1
         }
-        return RecordFailure(
-            start: reader.position, stage: .limit,
-            error: ReceiptError.make(.limitExceeded, reader.offset, "more than \(limits.maximumAttributes) attributes in the receipt"))
+        return RecordFailure(start: reader.position, stage: .limit, error: frame.context.attributeLimit(at: reader.position))
     }
 
     /// The value of the canonical decimal identifier in `range` (as

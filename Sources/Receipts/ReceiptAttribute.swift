@@ -130,7 +130,7 @@ struct UnknownAttributes: Sendable {
         UnknownAttributes(storage: ReceiptStorage(attributes: attributes), start: 0, count: UInt32(truncatingIfNeeded: attributes.count))
     }
 
-    /// The unknown attributes of the fast-path record whose SET content is `record` in the payload
+    /// The unknown attributes of the canonically framed record whose SET content is `record` in the payload
     /// of `storage` (which must end below 2 GiB).
     @inline(__always)
     static func record(_ storage: ReceiptStorage, _ record: Range<Int>) -> UnknownAttributes {

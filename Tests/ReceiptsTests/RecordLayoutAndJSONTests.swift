@@ -95,7 +95,7 @@ import Testing
         #expect(copy.inAppPurchases[0].quantity == 9)
     }
 
-    /// Canonical shapes read by the fast path and odd ones (versions, big numbers, text ids)
+    /// Canonical shapes read in a straight line and odd ones (versions, big numbers, text ids)
     /// give the records their setters make.
     @Test func parsedRecordsEqualRecordsBuiltInCode() throws {
         var receipt = SyntheticReceipts.receipt(purchases: 40)
