@@ -7,7 +7,8 @@ public import JWS
 ///
 /// The tokens are kept in one reference-counted box, absent when there are none: every verdict
 /// carries this value (an app receipt's too), and three typed tokens inline made each verdict and
-/// each verification run several hundred bytes to copy.
+/// each verification run a large value to copy (about 700 instructions of `memcpy` per receipt
+/// verification).
 public struct VerifiedNestedTokens: Sendable {
     final class Storage: Sendable {
         let transaction: SignedJWS<JWSTransaction>?
