@@ -4,19 +4,48 @@ public import JWS
 /// transaction), as they were verified in the same call as the payload: typed, with the tokens
 /// they were decoded from. A verdict holds them only when it is valid
 /// (``Verdict/nested``), so nothing needs to decode a nested token again.
+///
+/// The tokens are kept in one reference-counted box, absent when there are none: every verdict
+/// carries this value (an app receipt's too), and three typed tokens inline made each verdict and
+/// each verification run a large value to copy (about 700 instructions of `memcpy` per receipt
+/// verification).
 public struct VerifiedNestedTokens: Sendable {
+    final class Storage: Sendable {
+        let transaction: SignedJWS<JWSTransaction>?
+        let renewalInfo: SignedJWS<JWSRenewalInfo>?
+        let appTransaction: SignedJWS<AppTransaction>?
+
+        init(transaction: SignedJWS<JWSTransaction>?, renewalInfo: SignedJWS<JWSRenewalInfo>?, appTransaction: SignedJWS<AppTransaction>?) {
+            self.transaction = transaction
+            self.renewalInfo = renewalInfo
+            self.appTransaction = appTransaction
+        }
+    }
+
+    /// Nil when no nested token was kept.
+    let storage: Storage?
+
+    /// The tokens kept (none when all three are nil).
+    init(transaction: SignedJWS<JWSTransaction>?, renewalInfo: SignedJWS<JWSRenewalInfo>?, appTransaction: SignedJWS<AppTransaction>?) {
+        storage =
+            transaction == nil && renewalInfo == nil && appTransaction == nil
+            ? nil : Storage(transaction: transaction, renewalInfo: renewalInfo, appTransaction: appTransaction)
+    }
+
+    private init() { storage = nil }
+
     /// `data.signedTransactionInfo`, verified.
-    public internal(set) var transaction: SignedJWS<JWSTransaction>?
+    public var transaction: SignedJWS<JWSTransaction>? { storage?.transaction }
     /// `data.signedRenewalInfo`, verified.
-    public internal(set) var renewalInfo: SignedJWS<JWSRenewalInfo>?
+    public var renewalInfo: SignedJWS<JWSRenewalInfo>? { storage?.renewalInfo }
     /// `appData.signedAppTransactionInfo`, verified.
-    public internal(set) var appTransaction: SignedJWS<AppTransaction>?
+    public var appTransaction: SignedJWS<AppTransaction>? { storage?.appTransaction }
 
     /// No nested tokens.
     public static let none = VerifiedNestedTokens()
 
     /// Whether no nested token was kept.
-    public var isEmpty: Bool { transaction == nil && renewalInfo == nil && appTransaction == nil }
+    public var isEmpty: Bool { storage == nil }
 }
 
 /// The kind and `crit` checks of every JWS verification.
@@ -63,35 +92,37 @@ extension JWSClaimChecks {
                 problems.append("the \(name) is in \(a.rawValue), the notification in \(b.rawValue)")
             }
         }
-        var verified = VerifiedNestedTokens()
+        var transaction: SignedJWS<JWSTransaction>?
+        var renewalInfo: SignedJWS<JWSRenewalInfo>?
+        var appTransaction: SignedJWS<AppTransaction>?
         for token in tokens {
             switch token {
             case .transaction(let nested):
                 let verdict = nestedVerdict(nested, format: format, in: &run)
                 if record(.signedTransactionInfo, verdict, in: &run), let signed = verdict.payload {
-                    verified.transaction = signed
+                    transaction = signed
                     agree("signed transaction", signed.value.claims)
                 }
             case .renewalInfo(let nested):
                 let verdict = nestedVerdict(nested, format: format, in: &run)
                 if record(.signedRenewalInfo, verdict, in: &run), let signed = verdict.payload {
-                    verified.renewalInfo = signed
+                    renewalInfo = signed
                     agree("signed renewal info", signed.value.claims)
                 }
             case .appTransaction(let nested):
                 let verdict = nestedVerdict(nested, format: format, in: &run)
                 if record(.signedAppTransactionInfo, verdict, in: &run), let signed = verdict.payload {
-                    verified.appTransaction = signed
+                    appTransaction = signed
                     agree("signed app transaction", signed.value.claims)
                 }
             }
         }
-        if let transaction = verified.transaction?.value, let renewal = verified.renewalInfo?.value,
+        if let transaction = transaction?.value, let renewal = renewalInfo?.value,
             let a = renewal.originalTransactionId, let b = transaction.originalTransactionId, a != b
         {
             problems.append("the renewal info is for original transaction \(a), the transaction for \(b)")
         }
-        run.verifiedNested = verified
+        run.verifiedNested = VerifiedNestedTokens(transaction: transaction, renewalInfo: renewalInfo, appTransaction: appTransaction)
         let count = tokens.count
         let found = problems
         run.record(
