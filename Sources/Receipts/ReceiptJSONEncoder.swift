@@ -198,6 +198,7 @@ struct ReceiptJSONEncoder: ~Copyable {
         needsComma = false
     }
 
+    @inline(__always)
     mutating func beginArray(_ name: StaticString) {
         key(name)
         byte(UInt8(ascii: "["))
