@@ -103,11 +103,11 @@ struct AppReceiptParser {
         }
 
         func boolean(_ attribute: Attribute) throws(ReceiptError) -> Bool {
-            switch try integer(attribute) {
-            case 0: return false
-            case 1: return true
-            case let other: throw fail(.invalidAttributeValue, attribute, "flag is \(other), expected 0 or 1")
+            let number = try integer(attribute)
+            guard let flag = AppReceiptParser.flag(number) else {
+                throw fail(.invalidAttributeValue, attribute, "flag is \(number), expected 0 or 1")
             }
+            return flag
         }
 
         /// The content range of a UTF8String or IA5String value, validated.
